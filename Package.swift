@@ -1,0 +1,48 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Searchlight",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "CoreDataStore", targets: ["CoreDataStore"]),
+        .executable(name: "searchctl", targets: ["searchctl"]),
+        .executable(name: "searchbench", targets: ["searchbench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+    ],
+    targets: [
+        // Raw DEFLATE for Z_MODELCACHE: Core Data stores the model archive without a zlib header.
+        .target(
+            name: "CZlib",
+            linkerSettings: [.linkedLibrary("z")]),
+        .target(
+            name: "CoreDataStore",
+            dependencies: [
+                "CZlib",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        .executableTarget(
+            name: "searchctl",
+            dependencies: [
+                "CoreDataStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .executableTarget(
+            name: "searchbench",
+            dependencies: [
+                "CoreDataStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .testTarget(
+            name: "CoreDataStoreTests",
+            dependencies: ["CoreDataStore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "searchctlTests",
+            dependencies: ["CoreDataStore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

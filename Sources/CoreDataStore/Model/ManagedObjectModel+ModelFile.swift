@@ -1,0 +1,190 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+extension ManagedObjectModel {
+    /// Reads an Xcode model: a `.xcdatamodeld` bundle (its current version), a `.xcdatamodel` folder,
+    /// or a `contents` XML file.
+    public init(contentsOf path: String) throws(CoreDataStoreError) {
+        let contents = try Self.contentsFile(for: path)
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: contents))
+        } catch {
+            throw .invalidModelFile(path: contents, reason: "the file cannot be read")
+        }
+        try self.init(modelFileXML: data, path: path)
+    }
+
+    /// Parses the XML of a `.xcdatamodel/contents` file.
+    public init(modelFileXML data: Data, path: String = "contents") throws(CoreDataStoreError) {
+        let tree = try XMLTree.parse(data, path: path)
+        guard tree.name == "model" else {
+            throw .invalidModelFile(path: path, reason: "the root element is <\(tree.name)>, not <model>")
+        }
+        let composites = Dictionary(
+            tree.children(named: "composite").compactMap { node in
+                node["name"].map { ($0, node.children(named: "attribute").compactMap { Self.attribute($0, composites: [:]) }) }
+            },
+            uniquingKeysWith: { first, _ in first })
+        let entities = tree.children(named: "entity").map { Self.entity($0, composites: composites) }
+        let identifiers = tree["userDefinedModelVersionIdentifier"].map { [$0] } ?? []
+        do {
+            try self.init(entities: entities, versionIdentifiers: identifiers, source: .modelFile(path: path))
+        } catch {
+            throw .invalidModelFile(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Finds the `contents` file a model path designates.
+    static func contentsFile(for path: String) throws(CoreDataStoreError) -> String {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .fileNotFound(path: path)
+        }
+        guard isDirectory.boolValue else { return path }
+        let url = URL(fileURLWithPath: path)
+        if url.pathExtension == "xcdatamodeld" {
+            let versions = ((try? manager.contentsOfDirectory(atPath: path)) ?? [])
+                .filter { $0.hasSuffix(".xcdatamodel") }
+                .sorted { $0.localizedStandardCompare($1) == .orderedAscending }
+            var current: String?
+            if let plistData = try? Data(contentsOf: url.appendingPathComponent(".xccurrentversion")),
+               let plist = try? PropertyListSerialization.propertyList(from: plistData, format: nil) as? [String: Any],
+               let name = plist["_XCCurrentVersionName"] as? String, !name.isEmpty {
+                current = name
+            }
+            // Real bundles sometimes lack .xccurrentversion or leave it empty: then the newest-named version.
+            guard let version = current ?? versions.last else {
+                throw .invalidModelFile(path: path, reason: "the bundle holds no .xcdatamodel version")
+            }
+            guard versions.contains(version) else {
+                throw .invalidModelFile(path: path, reason: ".xccurrentversion names \(version), which the bundle does not hold")
+            }
+            return url.appendingPathComponent(version).appendingPathComponent("contents").path
+        }
+        let contents = url.appendingPathComponent("contents").path
+        guard manager.fileExists(atPath: contents) else {
+            throw .invalidModelFile(path: path, reason: "the folder has no contents file")
+        }
+        return contents
+    }
+
+    private static func flag(_ value: String?) -> Bool { value == "YES" }
+
+    private static func userInfo(_ node: XMLTree) -> [String: String] {
+        var info: [String: String] = [:]
+        for entry in node.children(named: "userInfo").flatMap({ $0.children(named: "entry") }) {
+            if let key = entry["key"] { info[key] = entry["value"] ?? "" }
+        }
+        return info
+    }
+
+    private static func entity(_ node: XMLTree, composites: [String: [AttributeDescription]]) -> EntityDescription {
+        let name = node["name"] ?? ""
+        let fetchIndexes = node.children(named: "fetchIndex").map { index in
+            FetchIndexDescription(
+                name: index["name"] ?? "",
+                elements: index.children(named: "fetchIndexElement").compactMap { element in
+                    guard let property = element["property"] else { return nil } // expression elements: no column
+                    return FetchIndexDescription.Element(
+                        propertyName: property,
+                        isRTree: element["type"]?.lowercased() == "rtree",
+                        isAscending: element["order"] != "descending")
+                })
+        }
+        let uniqueness = node.children(named: "uniquenessConstraints")
+            .flatMap { $0.children(named: "uniquenessConstraint") }
+            .map { $0.children(named: "constraint").compactMap { $0["value"] } }
+        return EntityDescription(
+            name: name,
+            superentityName: node["parentEntity"],
+            isAbstract: flag(node["isAbstract"]),
+            attributes: node.children(named: "attribute").compactMap { attribute($0, composites: composites) },
+            relationships: node.children(named: "relationship").compactMap(relationship),
+            fetchedPropertyNames: node.children(named: "fetchedProperty").compactMap { $0["name"] },
+            fetchIndexes: fetchIndexes,
+            uniquenessConstraints: uniqueness,
+            renamingIdentifier: node["elementID"],
+            userInfo: userInfo(node))
+    }
+
+    private static func attribute(_ node: XMLTree, composites: [String: [AttributeDescription]]) -> AttributeDescription? {
+        guard let name = node["name"] else { return nil }
+        let type = node["attributeType"].flatMap(AttributeType.init(modelFileName:)) ?? .undefined
+        return AttributeDescription(
+            name: name,
+            type: type,
+            isOptional: flag(node["optional"]),
+            isTransient: flag(node["transient"]),
+            isDerived: flag(node["derived"]),
+            derivationExpression: node["derivationExpression"],
+            defaultValue: node["defaultValueString"],
+            valueTransformerName: node["valueTransformerName"],
+            isIndexedBySpotlight: flag(node["spotlightIndexingEnabled"]),
+            preservesValueInHistoryOnDeletion: flag(node["preserveAfterDeletion"]),
+            allowsExternalBinaryDataStorage: flag(node["allowsExternalBinaryDataStorage"]),
+            renamingIdentifier: node["elementID"],
+            compositeElements: type == .composite ? (node["composite"].flatMap { composites[$0] } ?? []) : [],
+            userInfo: userInfo(node))
+    }
+
+    private static func relationship(_ node: XMLTree) -> RelationshipDescription? {
+        guard let name = node["name"], let destination = node["destinationEntity"] else { return nil }
+        let toMany = flag(node["toMany"])
+        return RelationshipDescription(
+            name: name,
+            destinationEntityName: destination,
+            inverseName: node["inverseName"],
+            isToMany: toMany,
+            isOrdered: flag(node["ordered"]),
+            isOptional: flag(node["optional"]),
+            isTransient: flag(node["transient"]),
+            minCount: node["minCount"].flatMap { Int($0) } ?? 0,
+            maxCount: node["maxCount"].flatMap { Int($0) } ?? (toMany ? 0 : 1),
+            deleteRule: RelationshipDescription.DeleteRule(modelFileName: node["deletionRule"]),
+            isIndexedBySpotlight: flag(node["spotlightIndexingEnabled"]),
+            renamingIdentifier: node["elementID"],
+            userInfo: userInfo(node))
+    }
+}
+
+/// A minimal XML element tree: enough for `.xcdatamodel/contents`, which is attributes-only XML.
+struct XMLTree {
+    var name: String
+    var attributes: [String: String]
+    var children: [XMLTree]
+
+    subscript(attribute: String) -> String? { attributes[attribute] }
+
+    func children(named name: String) -> [XMLTree] { children.filter { $0.name == name } }
+
+    static func parse(_ data: Data, path: String) throws(CoreDataStoreError) -> XMLTree {
+        let parser = XMLParser(data: data)
+        let builder = Builder()
+        parser.delegate = builder
+        guard parser.parse(), let root = builder.root else {
+            let reason = parser.parserError.map { "invalid XML at line \(parser.lineNumber): \($0.localizedDescription)" }
+                ?? "invalid XML"
+            throw .invalidModelFile(path: path, reason: reason)
+        }
+        return root
+    }
+
+    private final class Builder: NSObject, XMLParserDelegate {
+        var stack: [XMLTree] = []
+        var root: XMLTree?
+
+        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                    qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+            stack.append(XMLTree(name: elementName, attributes: attributeDict, children: []))
+        }
+
+        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+            guard let node = stack.popLast() else { return }
+            if stack.isEmpty { root = node } else { stack[stack.count - 1].children.append(node) }
+        }
+    }
+}

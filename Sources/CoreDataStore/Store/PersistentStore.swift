@@ -1,0 +1,238 @@
+import Foundation
+import GRDB
+
+/// A Core Data SQLite store opened for reading, exactly as Core Data exposes it: its metadata, its
+/// model, its objects and its persistent history.
+///
+/// The store is opened read-only and never written, locked for writing or checkpointed, so it is safe
+/// beside a running app. Every read runs in one short read transaction (one WAL snapshot); use
+/// ``read(_:)`` to make several reads that must agree with each other.
+public final class PersistentStore: Sendable {
+    /// The store file's path.
+    public let path: String
+    /// The store's metadata (`Z_METADATA`).
+    public let metadata: StoreMetadata
+    /// The model the reader maps rows with, and where it came from.
+    public let model: ManagedObjectModel
+    /// How the model maps onto the store's tables.
+    public let layout: StoreLayout
+    /// Whether the store tracks persistent history.
+    public let hasHistory: Bool
+    /// Notes about the model choice worth telling a user (e.g. that the model was inferred).
+    public let notes: [String]
+
+    let database: DatabaseQueue
+    let entityNameByNumber: [Int: String]
+    let tableReaders: [String: TableReader]
+    let catalog: StoreCatalog
+
+    /// Opens a store for reading.
+    ///
+    /// - Parameters:
+    ///   - path: The `.sqlite` file. Its `-wal` and `-shm` companions are used as they are.
+    ///   - modelPath: A model file to use instead of the store's own `Z_MODELCACHE`. It must describe
+    ///     the store: differences are reported precisely as ``CoreDataStoreError/modelMismatch(differences:)``.
+    public init(path: String, modelPath: String? = nil) throws(CoreDataStoreError) {
+        self.path = path
+        try Self.checkFile(at: path)
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.label = "CoreDataStore.reader"
+        // Wait out short write locks of the app instead of failing at once.
+        configuration.busyMode = .timeout(5)
+        do {
+            database = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+        do {
+            catalog = try database.read { db in try StoreCatalog.read(db, path: path) }
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+        metadata = try StoreMetadata(storeUUID: catalog.storeUUID, plist: catalog.metadataPlist)
+        hasHistory = catalog.hasHistory
+
+        var notes: [String] = []
+        let cachedModel: ManagedObjectModel? = try catalog.modelCache.map { data throws(CoreDataStoreError) in
+            try ManagedObjectModel(modelCache: data)
+        }
+        var chosen: ManagedObjectModel
+        if let modelPath {
+            chosen = try ManagedObjectModel(contentsOf: modelPath)
+            let differences = Self.differences(model: chosen, cachedModel: cachedModel, catalog: catalog, metadata: metadata)
+            guard differences.isEmpty else { throw .modelMismatch(differences: differences) }
+        } else if let cachedModel {
+            chosen = cachedModel
+        } else {
+            chosen = try ManagedObjectModel(inferringFrom: catalog)
+            notes.append("the store has no Z_MODELCACHE and no --model was given: the model is inferred from the tables (property names are lower-cased column names)")
+        }
+        model = chosen
+        self.notes = notes
+        layout = StoreLayout(model: chosen, entityNumbers: catalog.entityNumbers(for: chosen))
+        entityNameByNumber = Dictionary(layout.entityNumbers.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        var readers: [String: TableReader] = [:]
+        for (root, table) in layout.tables {
+            guard let columns = catalog.tables[table.name] else {
+                if chosen.source == .modelCache {
+                    throw .unsupportedStore(path: path, detail: "its model names table \(table.name), which the file does not have")
+                }
+                continue
+            }
+            readers[root] = TableReader(table: table, existingColumns: Set(columns.map(\.name)), model: chosen, layout: layout)
+        }
+        tableReaders = readers
+    }
+
+    /// Runs reads in one read transaction: everything `body` sees comes from the same WAL snapshot.
+    /// Keep it short: a long read transaction stops the app's WAL from checkpointing.
+    public func read<T>(_ body: (StoreSnapshot) throws -> T) throws(CoreDataStoreError) -> T {
+        do {
+            return try database.read { db in try body(StoreSnapshot(store: self, db: db)) }
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+    }
+
+    /// The `PRAGMA data_version` of the reader's connection: it changes exactly when another
+    /// connection commits, so polling it is a cheap way to notice the app's saves.
+    public func dataVersion() throws(CoreDataStoreError) -> Int64 {
+        do {
+            return try database.inDatabase { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+    }
+
+    /// The concrete entity name for an entity number, if the model has it.
+    public func entityName(forNumber number: Int) -> String? { entityNameByNumber[number] }
+
+    /// The object ID of a row.
+    public func objectID(entity: String, primaryKey: Int64) -> ManagedObjectID {
+        ManagedObjectID(storeUUID: metadata.storeUUID, entityName: entity, primaryKey: primaryKey)
+    }
+
+    /// Checks that a URI names an object of this store and of an entity of its model.
+    public func validate(_ objectID: ManagedObjectID) throws(CoreDataStoreError) {
+        guard objectID.storeUUID.caseInsensitiveCompare(metadata.storeUUID) == .orderedSame else {
+            throw .foreignObjectID(uri: objectID.uriRepresentation, storeUUID: metadata.storeUUID)
+        }
+        guard model.entity(named: objectID.entityName) != nil else {
+            throw .unknownEntity(name: objectID.entityName)
+        }
+    }
+}
+
+extension PersistentStore {
+    /// Rejects what is plainly not a store before SQLite sees it, with a message that says why.
+    static func checkFile(at path: String) throws(CoreDataStoreError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .fileNotFound(path: path)
+        }
+        guard !isDirectory.boolValue else { throw .notADatabase(path: path, detail: "it is a directory") }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw .unsupportedStore(path: path, detail: "the file cannot be read (check its permissions)")
+        }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 100)) ?? Data()
+        guard header.count == 100 else {
+            throw .notADatabase(path: path, detail: header.isEmpty ? "the file is empty" : "the file is only \(header.count) bytes long")
+        }
+        guard header.prefix(16) == Data("SQLite format 3\0".utf8) else {
+            throw .notADatabase(path: path, detail: "the file does not start with SQLite's header")
+        }
+    }
+
+    /// Translates database errors into messages that say what to do.
+    static func storeError(_ error: any Error, path: String) -> CoreDataStoreError {
+        if let error = error as? CoreDataStoreError { return error }
+        guard let error = error as? DatabaseError else { return .database(path: path, message: "\(error)") }
+        switch error.resultCode {
+        case .SQLITE_NOTADB:
+            return .notADatabase(path: path, detail: "SQLite does not recognise the file format")
+        case .SQLITE_CORRUPT:
+            return .unsupportedStore(path: path, detail: "the file is damaged or truncated; restore it from a backup or let the app recreate it")
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return .busy(path: path)
+        case .SQLITE_CANTOPEN:
+            return .unsupportedStore(path: path, detail: "SQLite cannot open it; check that the file, its -wal and -shm companions and its folder are readable")
+        case .SQLITE_IOERR:
+            return .unsupportedStore(path: path, detail: "reading it failed with an I/O error (is it truncated or on a failing disk?)")
+        default:
+            return .database(path: path, message: error.message ?? "\(error.resultCode)")
+        }
+    }
+
+    /// Every way a model file disagrees with the store, phrased precisely.
+    static func differences(
+        model: ManagedObjectModel, cachedModel: ManagedObjectModel?, catalog: StoreCatalog, metadata: StoreMetadata
+    ) -> [String] {
+        var differences: [String] = []
+        let modelNames = Set(model.entities.map(\.name))
+        let renamed = Set(model.entities.compactMap(\.renamingIdentifier))
+        let storeNames = Set(metadata.versionHashes.keys)
+        if !storeNames.isEmpty {
+            for name in storeNames.subtracting(modelNames).subtracting(renamed).sorted() {
+                differences.append("entity \(name) is in the store but not in the model")
+            }
+            for entity in model.entities where !storeNames.contains(entity.name) && !(entity.renamingIdentifier.map(storeNames.contains) ?? false) {
+                differences.append("entity \(entity.name) is in the model but not in the store")
+            }
+        }
+        if let cachedModel {
+            // The store's own model is exactly what wrote it: compare property by property.
+            for entity in model.entities {
+                guard let stored = cachedModel.entity(named: entity.name) ?? entity.renamingIdentifier.flatMap(cachedModel.entity(named:)) else { continue }
+                let mine = Dictionary(entity.attributes.filter(\.isStored).map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
+                let theirs = Dictionary(stored.attributes.filter(\.isStored).map { ($0.name, $0.type) }, uniquingKeysWith: { a, _ in a })
+                for (name, type) in mine.sorted(by: { $0.key < $1.key }) {
+                    if let other = theirs[name] {
+                        if other != type {
+                            differences.append("\(entity.name).\(name) is \(type.modelFileName) in the model but \(other.modelFileName) in the store")
+                        }
+                    } else {
+                        differences.append("\(entity.name).\(name) is in the model but not in the store")
+                    }
+                }
+                for name in Set(theirs.keys).subtracting(mine.keys).sorted() {
+                    differences.append("\(entity.name).\(name) is in the store but not in the model")
+                }
+                let myRelationships = Set(entity.relationships.filter { !$0.isTransient }.map(\.name))
+                let theirRelationships = Set(stored.relationships.filter { !$0.isTransient }.map(\.name))
+                for name in myRelationships.subtracting(theirRelationships).sorted() {
+                    differences.append("relationship \(entity.name).\(name) is in the model but not in the store")
+                }
+                for name in theirRelationships.subtracting(myRelationships).sorted() {
+                    differences.append("relationship \(entity.name).\(name) is in the store but not in the model")
+                }
+            }
+        } else {
+            // No archive: check that every column the model needs exists.
+            let layout = StoreLayout(model: model, entityNumbers: catalog.entityNumbers(for: model))
+            for table in layout.tables.values.sorted(by: { $0.name < $1.name }) {
+                guard let columns = catalog.tables[table.name] else {
+                    differences.append("table \(table.name) for entity \(table.rootEntity) is missing from the store")
+                    continue
+                }
+                let existing = Set(columns.map(\.name))
+                for column in table.columns where !existing.contains(column.name) {
+                    differences.append("column \(table.name).\(column.name) for \(column.content.propertyDescription) is missing from the store")
+                }
+            }
+        }
+        return differences
+    }
+}
+
+extension StoreLayout.Column.Content {
+    /// `Entity.property`, for messages.
+    var propertyDescription: String {
+        switch self {
+        case .attribute(let entity, let name, _, _), .foreignKey(let entity, let name),
+             .foreignEntity(let entity, let name), .foreignOrder(let entity, let name):
+            "\(entity).\(name)"
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import GRDB
+
+/// What the SQLite file itself says: `Z_PRIMARYKEY`, tables with their columns, and the raw
+/// metadata. Read once when a store opens; the model and layout are checked against it.
+struct StoreCatalog: Sendable {
+    struct PrimaryKeyRow: Sendable, Hashable {
+        var entityNumber: Int
+        var name: String
+        var superNumber: Int
+        var maxPrimaryKey: Int64
+    }
+
+    struct Column: Sendable, Hashable {
+        var name: String
+        var type: String
+    }
+
+    var primaryKeys: [PrimaryKeyRow]
+    var tables: [String: [Column]]
+    var indexes: [String: [String]] // table → index names
+    var storeUUID: String
+    var metadataPlist: Data?
+    var modelCache: Data?
+
+    /// History entity numbers are fixed: 16001 CHANGE, 16002 TRANSACTION, 16003 TRANSACTIONSTRING.
+    static let historyEntityNumbers = 16001...16003
+
+    var hasHistory: Bool {
+        tables["ATRANSACTION"] != nil && tables["ACHANGE"] != nil && tables["ATRANSACTIONSTRING"] != nil
+    }
+
+    var entityRows: [PrimaryKeyRow] {
+        primaryKeys.filter { !Self.historyEntityNumbers.contains($0.entityNumber) }
+    }
+
+    static func read(_ db: Database, path: String) throws -> StoreCatalog {
+        var tables: [String: [Column]] = [:]
+        var indexes: [String: [String]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index')") {
+            let type: String = row["type"], name: String = row["name"], table: String = row["tbl_name"]
+            if type == "index" { indexes[table, default: []].append(name); continue }
+            tables[name] = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_info(?)", arguments: [name])
+                .map { Column(name: $0["name"], type: $0["type"]) }
+        }
+        for required in ["Z_PRIMARYKEY", "Z_METADATA"] where tables[required] == nil {
+            throw CoreDataStoreError.notACoreDataStore(path: path, missing: required)
+        }
+        let primaryKeys = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map {
+            PrimaryKeyRow(entityNumber: $0[0] ?? 0, name: $0[1] ?? "", superNumber: $0[2] ?? 0, maxPrimaryKey: $0[3] ?? 0)
+        }
+        guard let metadata = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"),
+              let uuid: String = metadata[0], !uuid.isEmpty
+        else {
+            throw CoreDataStoreError.unsupportedStore(path: path, detail: "Z_METADATA has no store UUID")
+        }
+        let modelCache: Data? = tables["Z_MODELCACHE"] == nil
+            ? nil : try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+        return StoreCatalog(primaryKeys: primaryKeys, tables: tables, indexes: indexes, storeUUID: uuid,
+                            metadataPlist: metadata[1], modelCache: modelCache)
+    }
+
+    /// Matches model entities to `Z_PRIMARYKEY` rows: by name, then by renaming identifier (a renamed
+    /// entity keeps its old `Z_NAME`), then by Core Data's numbering for whatever is left.
+    func entityNumbers(for model: ManagedObjectModel) -> [String: Int] {
+        let rows = entityRows
+        var numbers: [String: Int] = [:]
+        var taken: Set<Int> = []
+        let byName = Dictionary(rows.map { ($0.name, $0.entityNumber) }, uniquingKeysWith: { first, _ in first })
+        for entity in model.entities {
+            if let number = byName[entity.name] ?? entity.renamingIdentifier.flatMap({ byName[$0] }), !taken.contains(number) {
+                numbers[entity.name] = number
+                taken.insert(number)
+            }
+        }
+        for (name, number) in model.entityNumbers where numbers[name] == nil && !taken.contains(number) {
+            numbers[name] = number
+            taken.insert(number)
+        }
+        return numbers
+    }
+}

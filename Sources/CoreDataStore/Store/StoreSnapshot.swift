@@ -1,0 +1,138 @@
+import GRDB
+
+/// Reads made inside one read transaction of a ``PersistentStore``: they all see the same snapshot.
+///
+/// Obtain one with ``PersistentStore/read(_:)``; it is valid only inside that closure.
+public struct StoreSnapshot {
+    let store: PersistentStore
+    let db: Database
+
+    /// How many primary keys go into one `IN (…)` list.
+    static let batchSize = 500
+
+    func run<T>(_ body: () throws -> T) throws(CoreDataStoreError) -> T {
+        do { return try body() } catch { throw PersistentStore.storeError(error, path: store.path) }
+    }
+
+    /// Fetches objects by ID in bulk: one query per table per batch of keys (plus one per to-many
+    /// relationship), never one per object. IDs of other stores, unknown entities or missing rows are
+    /// simply absent from the result; an ID whose row belongs to another entity is absent too.
+    public func objects(
+        _ ids: some Sequence<ManagedObjectID>, relationships: RelationshipSelection = .all
+    ) throws(CoreDataStoreError) -> [ManagedObjectID: ManagedObjectSnapshot] {
+        var wanted: [String: [Int64: String]] = [:] // root → pk → requested entity
+        for id in ids where id.storeUUID.caseInsensitiveCompare(store.metadata.storeUUID) == .orderedSame {
+            guard store.model.entity(named: id.entityName) != nil else { continue }
+            wanted[store.model.rootEntityName(of: id.entityName), default: [:]][id.primaryKey] = id.entityName
+        }
+        var result: [ManagedObjectID: ManagedObjectSnapshot] = [:]
+        for (root, keys) in wanted {
+            guard let reader = store.tableReaders[root] else { continue }
+            let sortedKeys = keys.keys.sorted()
+            for start in stride(from: 0, to: sortedKeys.count, by: Self.batchSize) {
+                let chunk = Array(sortedKeys[start..<min(start + Self.batchSize, sortedKeys.count)])
+                let sql = "SELECT \(reader.selectList) FROM \(reader.tableName) WHERE Z_PK IN (\(Self.placeholders(chunk.count)))"
+                let snapshots = try rows(reader: reader, sql: sql, arguments: StatementArguments(chunk), relationships: relationships)
+                for snapshot in snapshots where keys[snapshot.objectID.primaryKey] == snapshot.entityName {
+                    result[snapshot.objectID] = snapshot
+                }
+            }
+        }
+        return result
+    }
+
+    /// Fetches one object, or nil when it does not exist.
+    public func object(_ id: ManagedObjectID, relationships: RelationshipSelection = .all) throws(CoreDataStoreError) -> ManagedObjectSnapshot? {
+        try objects([id], relationships: relationships)[id]
+    }
+
+    /// Pages through the objects of an entity (sub-entities included) in primary-key order: the rows
+    /// with `Z_PK > primaryKey`, at most `limit` of them. Resumable from the last key returned.
+    public func objects(
+        ofEntity entity: String, afterPrimaryKey primaryKey: Int64 = 0, limit: Int,
+        relationships: RelationshipSelection = .all
+    ) throws(CoreDataStoreError) -> [ManagedObjectSnapshot] {
+        guard store.model.entity(named: entity) != nil else { throw .unknownEntity(name: entity) }
+        guard let reader = store.tableReaders[store.model.rootEntityName(of: entity)] else { return [] }
+        let kinds = store.layout.entityNumbers(ofKind: entity, model: store.model)
+        guard !kinds.isEmpty else { return [] }
+        let sql = "SELECT \(reader.selectList) FROM \(reader.tableName) WHERE Z_PK > ? AND Z_ENT IN (\(kinds.map(String.init).joined(separator: ", "))) ORDER BY Z_PK LIMIT ?"
+        return try rows(reader: reader, sql: sql, arguments: [primaryKey, limit], relationships: relationships)
+    }
+
+    /// The number of objects of an entity, sub-entities included.
+    public func count(ofEntity entity: String) throws(CoreDataStoreError) -> Int {
+        guard store.model.entity(named: entity) != nil else { throw .unknownEntity(name: entity) }
+        guard let table = store.tableReaders[store.model.rootEntityName(of: entity)] else { return 0 }
+        let kinds = store.layout.entityNumbers(ofKind: entity, model: store.model).map(String.init).joined(separator: ", ")
+        guard !kinds.isEmpty else { return 0 }
+        return try run { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.tableName) WHERE Z_ENT IN (\(kinds))") ?? 0 }
+    }
+
+    static func placeholders(_ count: Int) -> String {
+        String(repeating: "?, ", count: max(0, count - 1)) + (count > 0 ? "?" : "")
+    }
+
+    private func rows(
+        reader: TableReader, sql: String, arguments: StatementArguments, relationships: RelationshipSelection
+    ) throws(CoreDataStoreError) -> [ManagedObjectSnapshot] {
+        let uuid = store.metadata.storeUUID
+        let names = store.entityNameByNumber
+        var snapshots: [ManagedObjectSnapshot] = []
+        try run {
+            let statement = try db.cachedStatement(sql: sql)
+            let cursor = try Row.fetchCursor(statement, arguments: arguments)
+            while let row = try cursor.next() {
+                let primaryKey: Int64 = row[0]
+                let number: Int = row[1] ?? 0
+                guard let entity = names[number] else { continue } // a row of an entity the model lacks
+                var attributes: [String: AttributeValue] = [:]
+                for slot in reader.attributeSlots[number] ?? [] {
+                    attributes[slot.key] = AttributeValue(row[slot.index] as DatabaseValue, type: slot.type)
+                }
+                var toOne: [String: ManagedObjectID] = [:]
+                for slot in reader.toOneSlots[number] ?? [] {
+                    guard let key: Int64 = row[slot.keyIndex] else { continue }
+                    let concrete = slot.entityIndex.flatMap { (row[$0] as Int?).flatMap { names[$0] } } ?? slot.destination
+                    toOne[slot.name] = ManagedObjectID(storeUUID: uuid, entityName: concrete, primaryKey: key)
+                }
+                snapshots.append(ManagedObjectSnapshot(
+                    objectID: ManagedObjectID(storeUUID: uuid, entityName: entity, primaryKey: primaryKey),
+                    version: row[2] ?? 0, attributes: attributes, toOne: toOne))
+            }
+        }
+        try fillToMany(&snapshots, reader: reader, relationships: relationships)
+        return snapshots
+    }
+
+    /// Adds to-many relationships: one query per relationship per batch, for all owners at once.
+    private func fillToMany(
+        _ snapshots: inout [ManagedObjectSnapshot], reader: TableReader, relationships: RelationshipSelection
+    ) throws(CoreDataStoreError) {
+        guard !snapshots.isEmpty, relationships != .toOneOnly else { return }
+        let uuid = store.metadata.storeUUID
+        let names = store.entityNameByNumber
+        var positions: [Int64: Int] = [:]
+        var ownersBySlot: [String: (slot: TableReader.ToManySlot, owners: [Int64])] = [:]
+        for (index, snapshot) in snapshots.enumerated() {
+            positions[snapshot.objectID.primaryKey] = index
+            let number = store.layout.entityNumbers[snapshot.entityName] ?? 0
+            for slot in reader.toManySlots[number] ?? [] where relationships.includesToMany(slot.name) {
+                ownersBySlot[slot.sqlTemplate + "\u{0}" + slot.name, default: (slot, [])].owners.append(snapshot.objectID.primaryKey)
+                snapshots[index].toMany[slot.name] = []
+            }
+        }
+        for (slot, owners) in ownersBySlot.values {
+            let sql = slot.sqlTemplate.replacingOccurrences(of: "%@", with: Self.placeholders(owners.count))
+            try run {
+                let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(owners))
+                while let row = try cursor.next() {
+                    guard let owner: Int64 = row[0], let position = positions[owner], let key: Int64 = row[1] else { continue }
+                    let entity = (row[2] as Int?).flatMap { names[$0] } ?? slot.destination
+                    snapshots[position].toMany[slot.name, default: []].append(
+                        ManagedObjectID(storeUUID: uuid, entityName: entity, primaryKey: key))
+                }
+            }
+        }
+    }
+}
