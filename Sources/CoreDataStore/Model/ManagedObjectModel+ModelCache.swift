@@ -13,8 +13,22 @@ extension ManagedObjectModel {
         guard let root = archive.root, archive.className(of: root) == "NSManagedObjectModel" else {
             throw .invalidModel(reason: "Z_MODELCACHE does not hold an NSManagedObjectModel")
         }
-        let entities = archive.dictionary(root, "NSEntities").map { entry in
+        let decoded = archive.dictionary(root, "NSEntities").map { entry in
             Self.decodeEntity(entry.value, archive: archive)
+        }
+        // Apple's archive repeats inherited properties on every sub-entity (with NSEntity pointing at the
+        // sub-entity): an entity's own properties are those its parent does not also list.
+        let byName = Dictionary(decoded.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let entities = decoded.map { entity in
+            guard let parent = entity.superentityName.flatMap({ byName[$0] }) else { return entity }
+            var own = entity
+            let inheritedAttributes = Set(parent.attributes.map(\.name))
+            let inheritedRelationships = Set(parent.relationships.map(\.name))
+            let inheritedFetched = Set(parent.fetchedPropertyNames)
+            own.attributes.removeAll { inheritedAttributes.contains($0.name) }
+            own.relationships.removeAll { inheritedRelationships.contains($0.name) }
+            own.fetchedPropertyNames.removeAll { inheritedFetched.contains($0) }
+            return own
         }
         let identifiers = archive.array(root, "NSVersionIdentifiers").compactMap(\.stringValue)
         try self.init(entities: Self.droppingInheritedConstraints(entities), versionIdentifiers: identifiers, source: .modelCache)
@@ -27,9 +41,6 @@ extension ManagedObjectModel {
         var relationships: [RelationshipDescription] = []
         var fetched: [String] = []
         for (propertyName, property) in archive.dictionary(entity, "NSProperties") {
-            // NSProperties lists inherited properties too; a property belongs to the entity named by its NSEntity.
-            let owner = archive.string(archive.resolve(property["NSEntity"]), "NSEntityName")
-            guard owner == nil || owner == name else { continue }
             switch archive.className(of: property) {
             case "NSRelationshipDescription":
                 relationships.append(decodeRelationship(property, name: propertyName, archive: archive))

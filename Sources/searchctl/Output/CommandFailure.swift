@@ -1,0 +1,47 @@
+import ArgumentParser
+import CoreDataStore
+import Foundation
+
+/// Exit codes of `searchctl`, from sysexits.
+enum ExitStatus: Int32 {
+    case success = 0
+    case notFound = 1
+    case usage = 64
+    case dataError = 65
+    case noInput = 66
+    case software = 70
+    case temporaryFailure = 75
+}
+
+/// Prints `searchctl: error: …` on stderr.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("searchctl: error: \(message)\n".utf8))
+}
+
+/// Prints a note on stderr (not an error: the command goes on).
+func printNote(_ message: String) {
+    FileHandle.standardError.write(Data("searchctl: note: \(message)\n".utf8))
+}
+
+extension CoreDataStoreError {
+    /// The exit status for this error.
+    var exitStatus: ExitStatus {
+        switch self {
+        case .fileNotFound: .noInput
+        case .busy: .temporaryFailure
+        case .database: .software
+        default: .dataError
+        }
+    }
+}
+
+/// Reports an error the way every command does and turns it into the process's exit code.
+func fail(_ error: any Error) -> ExitCode {
+    if let error = error as? CoreDataStoreError {
+        printError(error.description)
+        return ExitCode(error.exitStatus.rawValue)
+    }
+    if let exit = error as? ExitCode { return exit }
+    printError("unexpected failure: \(error)")
+    return ExitCode(ExitStatus.software.rawValue)
+}
