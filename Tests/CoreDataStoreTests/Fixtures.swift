@@ -24,7 +24,10 @@ enum Fixtures {
     /// Copies a fixture store (and any -wal/-shm companions) into `directory`; never touch the originals.
     static func copyStore(_ name: String, to directory: URL) throws -> String {
         let manager = FileManager.default
-        let destination = directory.appendingPathComponent("\(name).sqlite")
+        // A folder per copy: a test may copy the same fixture more than once.
+        let folder = directory.appendingPathComponent(UUID().uuidString)
+        try manager.createDirectory(at: folder, withIntermediateDirectories: true)
+        let destination = folder.appendingPathComponent("\(name).sqlite")
         for suffix in ["", "-wal", "-shm"] {
             let source = stores.appendingPathComponent("\(name).sqlite\(suffix)")
             guard manager.fileExists(atPath: source.path) else { continue }

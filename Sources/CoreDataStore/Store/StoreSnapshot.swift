@@ -20,10 +20,10 @@ public struct StoreSnapshot {
     public func objects(
         _ ids: some Sequence<ManagedObjectID>, relationships: RelationshipSelection = .all
     ) throws(CoreDataStoreError) -> [ManagedObjectID: ManagedObjectSnapshot] {
-        var wanted: [String: [Int64: String]] = [:] // root → pk → requested entity
+        var wanted: [String: [Int64: Set<String>]] = [:] // root → pk → requested entity names
         for id in ids where id.storeUUID.caseInsensitiveCompare(store.metadata.storeUUID) == .orderedSame {
             guard store.model.entity(named: id.entityName) != nil else { continue }
-            wanted[store.model.rootEntityName(of: id.entityName), default: [:]][id.primaryKey] = id.entityName
+            wanted[store.model.rootEntityName(of: id.entityName), default: [:]][id.primaryKey, default: []].insert(id.entityName)
         }
         var result: [ManagedObjectID: ManagedObjectSnapshot] = [:]
         for (root, keys) in wanted {
@@ -33,7 +33,7 @@ public struct StoreSnapshot {
                 let chunk = Array(sortedKeys[start..<min(start + Self.batchSize, sortedKeys.count)])
                 let sql = "SELECT \(reader.selectList) FROM \(reader.tableName) WHERE Z_PK IN (\(Self.placeholders(chunk.count)))"
                 let snapshots = try rows(reader: reader, sql: sql, arguments: StatementArguments(chunk), relationships: relationships)
-                for snapshot in snapshots where keys[snapshot.objectID.primaryKey] == snapshot.entityName {
+                for snapshot in snapshots where keys[snapshot.objectID.primaryKey]?.contains(snapshot.entityName) == true {
                     result[snapshot.objectID] = snapshot
                 }
             }
