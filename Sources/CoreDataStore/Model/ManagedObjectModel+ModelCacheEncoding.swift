@@ -63,6 +63,17 @@ extension ManagedObjectModel {
                 ])
                 properties.append((relationship.name, slot))
             }
+            // Fetched properties are queries with no column; their names are kept so the model reads back whole.
+            for ancestor in (ancestors(of: entity.name).reversed() + [entity.name]) {
+                for name in self.entity(named: ancestor)?.fetchedPropertyNames ?? [] {
+                    properties.append((name, archive.add(className: ["NSFetchedPropertyDescription"] + propertyClass, fields: [
+                        "NSPropertyName": archive.add(string: name),
+                        "NSEntity": entitySlot,
+                        "NSIsOptional": .bool(true),
+                        "NSIsTransient": .bool(true),
+                    ])))
+                }
+            }
             let subentities = subentities(of: entity.name).compactMap { name in entitySlots[name].map { (name, $0) } }
             let fetchIndexes = entity.fetchIndexes.map { index in
                 let indexSlot = archive.reserve()

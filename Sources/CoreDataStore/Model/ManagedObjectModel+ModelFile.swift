@@ -107,8 +107,13 @@ extension ManagedObjectModel {
             fetchedPropertyNames: node.children(named: "fetchedProperty").compactMap { $0["name"] },
             fetchIndexes: fetchIndexes,
             uniquenessConstraints: uniqueness,
-            renamingIdentifier: node["elementID"],
+            renamingIdentifier: renaming(node),
             userInfo: userInfo(node))
+    }
+
+    /// `elementID` marks a rename only when it differs from the current name.
+    private static func renaming(_ node: XMLTree) -> String? {
+        node["elementID"].flatMap { $0 == node["name"] ? nil : $0 }
     }
 
     private static func attribute(_ node: XMLTree, composites: [String: [AttributeDescription]]) -> AttributeDescription? {
@@ -126,7 +131,7 @@ extension ManagedObjectModel {
             isIndexedBySpotlight: flag(node["spotlightIndexingEnabled"]),
             preservesValueInHistoryOnDeletion: flag(node["preserveAfterDeletion"]),
             allowsExternalBinaryDataStorage: flag(node["allowsExternalBinaryDataStorage"]),
-            renamingIdentifier: node["elementID"],
+            renamingIdentifier: renaming(node),
             compositeElements: type == .composite ? (node["composite"].flatMap { composites[$0] } ?? []) : [],
             userInfo: userInfo(node))
     }
@@ -146,7 +151,7 @@ extension ManagedObjectModel {
             maxCount: node["maxCount"].flatMap { Int($0) } ?? (toMany ? 0 : 1),
             deleteRule: RelationshipDescription.DeleteRule(modelFileName: node["deletionRule"]),
             isIndexedBySpotlight: flag(node["spotlightIndexingEnabled"]),
-            renamingIdentifier: node["elementID"],
+            renamingIdentifier: renaming(node),
             userInfo: userInfo(node))
     }
 }
