@@ -19,6 +19,8 @@ struct SaveOperation {
     private var touchOrder: [ManagedObjectID] = []
     private var deleted: [ManagedObjectID] = []
     private var deletedSet: Set<ManagedObjectID> = []
+    /// Objects this save inserts that a cascade in the same save deletes: never written.
+    private var discarded: [ManagedObjectID] = []
     private var tombstones: [ManagedObjectID: [DatabaseValue]] = [:]
     /// Current to-one destinations as this save has set them, so repeated assignments see each other.
     private var toOneState: [ManagedObjectID: [String: ManagedObjectID?]] = [:]
@@ -56,7 +58,7 @@ struct SaveOperation {
         let transaction = writer.tracksHistory ? try writeHistory(request) : nil
         let updated = touchOrder.filter { !inserted.contains($0) && !deletedSet.contains($0) }
         return SaveResult(transactionNumber: transaction, insertedObjectIDs: insertedIDs,
-                          updatedObjectIDs: updated, deletedObjectIDs: deleted)
+                          updatedObjectIDs: updated, deletedObjectIDs: deleted, discardedObjectIDs: discarded)
     }
 
     // MARK: - Identities
@@ -222,11 +224,12 @@ struct SaveOperation {
     }
 
     private func checkDestination(_ id: ManagedObjectID, of relationship: RelationshipDescription, source: ManagedObjectID) throws {
+        // Deletes run after every assignment, so a destination deleted by this save is handled by
+        // its delete rule (cascade or nullify), as Core Data's delete propagation does.
         guard model.isKind(id.entityName, of: relationship.destinationEntityName) else {
             throw CoreDataStoreError.invalidValue(entity: source.entityName, property: relationship.name,
                                                   reason: "\(id.entityName) is not a \(relationship.destinationEntityName)")
         }
-        guard !deletedSet.contains(id) else { throw reject("\(id.uriRepresentation) is deleted by this save") }
     }
 
     private mutating func assign(_ value: RelationshipValue, to name: String, of source: ManagedObjectID) throws {
@@ -323,11 +326,27 @@ struct SaveOperation {
         }
     }
 
+    /// The members a to-many relationship has now: stored rows as this save has reassigned them.
+    /// (Join-table changes are written immediately, so only inverse foreign keys need merging.)
+    private func currentMembers(_ relationship: RelationshipDescription, of owner: ManagedObjectID) throws -> [ManagedObjectID] {
+        let stored = try storedMembers(relationship, of: owner)
+        guard let inverse = model.inverse(of: relationship), !inverse.isToMany else { return stored }
+        var members = stored.filter { member in
+            guard let pending = toOneState[member]?[inverse.name] else { return true }
+            return pending == owner
+        }
+        let known = Set(members)
+        for (member, state) in toOneState where state[inverse.name] == .some(owner) && !known.contains(member) {
+            members.append(member)
+        }
+        return members.sorted()
+    }
+
     private mutating func setToMany(_ relationship: RelationshipDescription, of owner: ManagedObjectID, to members: [ManagedObjectID]) throws {
         guard let inverse = model.inverse(of: relationship) else {
             throw reject("\(owner.entityName).\(relationship.name) has no inverse relationship; Core Data stores a to-many only through its inverse")
         }
-        let old = try storedMembers(relationship, of: owner)
+        let old = try currentMembers(relationship, of: owner)
         let newSet = Set(members)
         touch(owner, [relationship.name])
         switch layout.storage(of: relationship.name, entity: owner.entityName, model: model) {
@@ -366,14 +385,18 @@ struct SaveOperation {
         var queue = [root]
         while let id = queue.popLast() {
             guard !deletedSet.contains(id) else { continue }
-            guard !inserted.contains(id) else { throw reject("\(id.uriRepresentation) is inserted by this save; it cannot also be deleted") }
-            try confirm([id])
             deletedSet.insert(id)
-            deleted.append(id)
-            try captureTombstone(of: id)
+            if inserted.contains(id) {
+                guard id != root else { throw reject("\(id.uriRepresentation) is inserted by this save; it cannot also be deleted") }
+                discarded.append(id) // reached by a cascade: Core Data never saves it
+            } else {
+                try confirm([id])
+                deleted.append(id)
+                try captureTombstone(of: id)
+            }
             for relationship in model.allRelationships(of: id.entityName) where !relationship.isTransient {
                 let related: [ManagedObjectID] = relationship.isToMany
-                    ? try storedMembers(relationship, of: id)
+                    ? try currentMembers(relationship, of: id)
                     : [try currentToOne(relationship, of: id)].compactMap { $0 }
                 let live = related.filter { !deletedSet.contains($0) }
                 switch relationship.deleteRule {
@@ -426,7 +449,7 @@ struct SaveOperation {
                 try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN (\(StoreSnapshot.placeholders(chunk.count)))", arguments: StatementArguments(chunk))
             }
         }
-        for id in insertedIDs {
+        for id in insertedIDs where !deletedSet.contains(id) {
             guard let table = layout.table(for: id.entityName, model: model) else { continue }
             let values = columnWrites[id] ?? [:]
             let columns = table.columns.map(\.name)
@@ -470,7 +493,8 @@ struct SaveOperation {
 
     private mutating func writeHistory(_ request: SaveRequest) throws -> Int64? {
         let updatedIDs = touchOrder.filter { !inserted.contains($0) && !deletedSet.contains($0) }
-        let changeCount = insertedIDs.count + updatedIDs.count + deleted.count
+        let written = insertedIDs.filter { !deletedSet.contains($0) }
+        let changeCount = written.count + updatedIDs.count + deleted.count
         guard changeCount > 0 else { return nil }
         let transaction = try allocate(16002, count: 1)
         let timestamp = (request.timestamp ?? Date()).timeIntervalSinceReferenceDate
@@ -501,7 +525,7 @@ struct SaveOperation {
             try statement.execute(arguments: StatementArguments(arguments))
             changeKey += 1
         }
-        for id in insertedIDs { try record(id, type: .insert) }
+        for id in written { try record(id, type: .insert) }
         for id in updatedIDs { try record(id, type: .update) }
         for id in deleted { try record(id, type: .delete) }
         return transaction

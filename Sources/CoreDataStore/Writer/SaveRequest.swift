@@ -107,10 +107,14 @@ public struct SaveRequest: Sendable {
 public struct SaveResult: Sendable, Hashable {
     /// The history transaction number, or nil when the store does not track history.
     public var transactionNumber: Int64?
-    /// The permanent IDs of the inserted objects, in insert order.
+    /// The permanent IDs handed to the inserted objects, in insert order (aligned with the request's
+    /// inserts; those in ``discardedObjectIDs`` were not written).
     public var insertedObjectIDs: [ManagedObjectID]
     /// Objects recorded as updated (explicitly or because an inverse relationship changed).
     public var updatedObjectIDs: [ManagedObjectID]
     /// Objects deleted, cascades included.
     public var deletedObjectIDs: [ManagedObjectID]
+    /// Objects inserted by this save that a cascade delete of the same save removed again: like
+    /// Core Data, the writer never saves them.
+    public var discardedObjectIDs: [ManagedObjectID]
 }
