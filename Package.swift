@@ -42,7 +42,7 @@ let package = Package(
             dependencies: ["CoreDataStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "searchctlTests",
-            dependencies: ["CoreDataStore"]),
+            dependencies: ["CoreDataStore", "searchctl"]),
     ],
     swiftLanguageModes: [.v6]
 )
