@@ -93,6 +93,8 @@ struct StoreCommandsTests {
             #expect(result.stderr.hasPrefix("searchctl: error: "), "\(bad)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(bad)")
         }
+        let lowercase = try CLI.run(["resolve", "--store", store, "--format", "jsonl", "x-coredata://\(Self.uuid.lowercased())/Book/p1"])
+        #expect(lowercase.status == 0 && lowercase.stdout.contains("x-coredata://\(Self.uuid)/Book/p1"))
         let table = try CLI.run(["resolve", "--store", store, "--format", "table", "x-coredata://\(Self.uuid)/GraphicNovel/p11"])
         #expect(table.status == 0 && table.stdout.contains("isBlackAndWhite") && table.stdout.contains("true"))
     }

@@ -52,6 +52,12 @@ public struct ManagedObjectID: Sendable, Hashable, Comparable, CustomStringConve
         self.init(storeUUID: host, entityName: entity, primaryKey: primaryKey)
     }
 
+    /// Hashes the primary key only: IDs compared together almost always share store and entity, and
+    /// hashing the 36-character UUID on every dictionary operation dominated bulk fetches.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(primaryKey)
+    }
+
     public static func < (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
         (lhs.storeUUID, lhs.entityName, lhs.primaryKey) < (rhs.storeUUID, rhs.entityName, rhs.primaryKey)
     }

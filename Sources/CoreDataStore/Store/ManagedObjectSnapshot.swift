@@ -6,9 +6,9 @@ public struct ManagedObjectSnapshot: Sendable, Hashable {
     public var version: Int64
     /// Stored attribute values by name (`.null` for nil). Composite attributes appear as
     /// `attribute.element` keys, one per element.
-    public var attributes: [String: AttributeValue]
+    public var attributes: NamedValues<AttributeValue>
     /// To-one relationships by name; absent when nil.
-    public var toOne: [String: ManagedObjectID]
+    public var toOne: NamedValues<ManagedObjectID>
     /// To-many relationships by name (ordered ones in their order, others by primary key).
     /// Present only for relationships that were fetched.
     public var toMany: [String: [ManagedObjectID]]
@@ -17,8 +17,8 @@ public struct ManagedObjectSnapshot: Sendable, Hashable {
     public var entityName: String { objectID.entityName }
 
     /// Creates a snapshot.
-    public init(objectID: ManagedObjectID, version: Int64, attributes: [String: AttributeValue] = [:],
-                toOne: [String: ManagedObjectID] = [:], toMany: [String: [ManagedObjectID]] = [:]) {
+    public init(objectID: ManagedObjectID, version: Int64, attributes: NamedValues<AttributeValue> = [:],
+                toOne: NamedValues<ManagedObjectID> = [:], toMany: [String: [ManagedObjectID]] = [:]) {
         self.objectID = objectID
         self.version = version
         self.attributes = attributes

@@ -113,6 +113,11 @@ public final class PersistentStore: Sendable {
         ManagedObjectID(storeUUID: metadata.storeUUID, entityName: entity, primaryKey: primaryKey)
     }
 
+    /// The ID with the store UUID spelled as the store spells it (URI hosts are case-insensitive).
+    public func canonical(_ objectID: ManagedObjectID) -> ManagedObjectID {
+        ManagedObjectID(storeUUID: metadata.storeUUID, entityName: objectID.entityName, primaryKey: objectID.primaryKey)
+    }
+
     /// Checks that a URI names an object of this store and of an entity of its model.
     public func validate(_ objectID: ManagedObjectID) throws(CoreDataStoreError) {
         guard objectID.storeUUID.caseInsensitiveCompare(metadata.storeUUID) == .orderedSame else {

@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 /// Reads made inside one read transaction of a ``PersistentStore``: they all see the same snapshot.
 ///
@@ -17,23 +18,29 @@ public struct StoreSnapshot {
     /// Fetches objects by ID in bulk: one query per table per batch of keys (plus one per to-many
     /// relationship), never one per object. IDs of other stores, unknown entities or missing rows are
     /// simply absent from the result; an ID whose row belongs to another entity is absent too.
+    /// Store UUIDs match case-insensitively; results are keyed by the store's own spelling
+    /// (see ``PersistentStore/canonical(_:)``).
     public func objects(
         _ ids: some Sequence<ManagedObjectID>, relationships: RelationshipSelection = .all
     ) throws(CoreDataStoreError) -> [ManagedObjectID: ManagedObjectSnapshot] {
-        var wanted: [String: [Int64: Set<String>]] = [:] // root → pk → requested entity names
+        var requested: Set<ManagedObjectID> = []
+        var keysByRoot: [String: [Int64]] = [:]
         for id in ids where id.storeUUID.caseInsensitiveCompare(store.metadata.storeUUID) == .orderedSame {
-            guard store.model.entity(named: id.entityName) != nil else { continue }
-            wanted[store.model.rootEntityName(of: id.entityName), default: [:]][id.primaryKey, default: []].insert(id.entityName)
+            guard store.model.entity(named: id.entityName) != nil, requested.insert(store.canonical(id)).inserted else { continue }
+            keysByRoot[store.model.rootEntityName(of: id.entityName), default: []].append(id.primaryKey)
         }
         var result: [ManagedObjectID: ManagedObjectSnapshot] = [:]
-        for (root, keys) in wanted {
+        result.reserveCapacity(requested.count)
+        for (root, keys) in keysByRoot {
             guard let reader = store.tableReaders[root] else { continue }
-            let sortedKeys = keys.keys.sorted()
+            // Sorted and unique: the same key may be asked for as two entities of one hierarchy.
+            let sortedKeys = Array(Set(keys)).sorted()
             for start in stride(from: 0, to: sortedKeys.count, by: Self.batchSize) {
                 let chunk = Array(sortedKeys[start..<min(start + Self.batchSize, sortedKeys.count)])
                 let sql = "SELECT \(reader.selectList) FROM \(reader.tableName) WHERE Z_PK IN (\(Self.placeholders(chunk.count)))"
-                let snapshots = try rows(reader: reader, sql: sql, arguments: StatementArguments(chunk), relationships: relationships)
-                for snapshot in snapshots where keys[snapshot.objectID.primaryKey]?.contains(snapshot.entityName) == true {
+                // Only the entity a URI names matches: …/Book/p11 does not find a GraphicNovel row.
+                for snapshot in try rows(reader: reader, sql: sql, arguments: StatementArguments(chunk), relationships: relationships)
+                where requested.contains(snapshot.objectID) {
                     result[snapshot.objectID] = snapshot
                 }
             }
@@ -81,24 +88,42 @@ public struct StoreSnapshot {
         var snapshots: [ManagedObjectSnapshot] = []
         try run {
             let statement = try db.cachedStatement(sql: sql)
-            let cursor = try Row.fetchCursor(statement, arguments: arguments)
-            while let row = try cursor.next() {
-                let primaryKey: Int64 = row[0]
-                let number: Int = row[1] ?? 0
+            try statement.setArguments(arguments)
+            defer { sqlite3_reset(statement.sqliteStatement) } // release the read lock promptly
+            let handle = statement.sqliteStatement
+            while true {
+                let status = sqlite3_step(handle)
+                if status == SQLITE_DONE { break }
+                guard status == SQLITE_ROW else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                }
+                let primaryKey = sqlite3_column_int64(handle, 0)
+                let number = Int(sqlite3_column_int64(handle, 1))
                 guard let entity = names[number] else { continue } // a row of an entity the model lacks
-                var attributes: [String: AttributeValue] = [:]
-                for slot in reader.attributeSlots[number] ?? [] {
-                    attributes[slot.key] = AttributeValue(row[slot.index] as DatabaseValue, type: slot.type)
+                let attributeSlots = reader.attributeSlots[number] ?? []
+                var attributeValues: [AttributeValue?] = []
+                attributeValues.reserveCapacity(attributeSlots.count)
+                for slot in attributeSlots {
+                    attributeValues.append(AttributeValue(statement: handle, column: Int32(slot.index), type: slot.type))
                 }
-                var toOne: [String: ManagedObjectID] = [:]
-                for slot in reader.toOneSlots[number] ?? [] {
-                    guard let key: Int64 = row[slot.keyIndex] else { continue }
-                    let concrete = slot.entityIndex.flatMap { (row[$0] as Int?).flatMap { names[$0] } } ?? slot.destination
-                    toOne[slot.name] = ManagedObjectID(storeUUID: uuid, entityName: concrete, primaryKey: key)
+                let toOneSlots = reader.toOneSlots[number] ?? []
+                var destinations: [ManagedObjectID?] = []
+                destinations.reserveCapacity(toOneSlots.count)
+                for slot in toOneSlots {
+                    guard sqlite3_column_type(handle, Int32(slot.keyIndex)) != SQLITE_NULL else { destinations.append(nil); continue }
+                    let key = sqlite3_column_int64(handle, Int32(slot.keyIndex))
+                    var concrete = slot.destination
+                    if let entityIndex = slot.entityIndex, sqlite3_column_type(handle, Int32(entityIndex)) != SQLITE_NULL,
+                       let name = names[Int(sqlite3_column_int64(handle, Int32(entityIndex)))] {
+                        concrete = name
+                    }
+                    destinations.append(ManagedObjectID(storeUUID: uuid, entityName: concrete, primaryKey: key))
                 }
+                let attributes = NamedValues(keys: reader.attributeKeys[number] ?? .init([]), values: attributeValues)
+                let toOne = NamedValues(keys: reader.toOneKeys[number] ?? .init([]), values: destinations)
                 snapshots.append(ManagedObjectSnapshot(
                     objectID: ManagedObjectID(storeUUID: uuid, entityName: entity, primaryKey: primaryKey),
-                    version: row[2] ?? 0, attributes: attributes, toOne: toOne))
+                    version: sqlite3_column_int64(handle, 2), attributes: attributes, toOne: toOne))
             }
         }
         try fillToMany(&snapshots, reader: reader, relationships: relationships)

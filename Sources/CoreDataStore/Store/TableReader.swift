@@ -25,6 +25,9 @@ struct TableReader: Sendable {
     }
 
     let tableName: String
+    /// Key tables shared by the snapshots of each entity number.
+    let attributeKeys: [Int: NamedValues<AttributeValue>.Keys]
+    let toOneKeys: [Int: NamedValues<ManagedObjectID>.Keys]
     let selectList: String
     let attributeSlots: [Int: [AttributeSlot]]
     let toOneSlots: [Int: [ToOneSlot]]
@@ -80,6 +83,8 @@ struct TableReader: Sendable {
         }
         attributeSlots = attributes
         toOneSlots = toOne
+        attributeKeys = attributes.mapValues { .init($0.map(\.key)) }
+        toOneKeys = toOne.mapValues { .init($0.map(\.name)) }
         toManySlots = toMany
         entityNumbers = numbers
     }

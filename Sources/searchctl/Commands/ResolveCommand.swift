@@ -54,7 +54,7 @@ struct ResolveCommand: ParsableCommand {
                 do {
                     let id = try ManagedObjectID(uriRepresentation: uri)
                     try store.validate(id)
-                    parsed.append((uri, id))
+                    parsed.append((uri, store.canonical(id)))
                 } catch {
                     printError(error.description)
                     malformed = true

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `searchbench`: Searchlight's benchmarks, each measured in one run beside a raw-SQLite baseline.
+@main
+struct Searchbench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "searchbench",
+        abstract: "Benchmarks, each compared in the same run with a raw-SQLite baseline doing the same work.",
+        discussion: "Build with -c release: swift run -c release searchbench store-read",
+        subcommands: [StoreReadBenchmark.self])
+}
