@@ -270,3 +270,50 @@ struct StoreWriterTests {
         #expect(observations > 1)
     }
 }
+
+@Suite("Writer and reader: layout edge cases")
+struct LayoutEdgeCaseTests {
+    let directory = Fixtures.temporaryDirectory()
+
+    @Test("sibling sub-entities declaring the same property get suffixed columns and read back separately")
+    func suffixedColumns() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Media", isAbstract: true, attributes: [AttributeDescription(name: "created", type: .date)]),
+            EntityDescription(name: "Photo", superentityName: "Media", attributes: [AttributeDescription(name: "title", type: .string)]),
+            EntityDescription(name: "Video", superentityName: "Media", attributes: [
+                AttributeDescription(name: "title", type: .string), AttributeDescription(name: "seconds", type: .double),
+            ]),
+        ])
+        let layout = StoreLayout(model: model)
+        #expect(layout.storage(of: "title", entity: "Photo", model: model) == .attribute(columns: ["ZTITLE"]))
+        #expect(layout.storage(of: "title", entity: "Video", model: model) == .attribute(columns: ["ZTITLE1"]))
+        let path = directory.appendingPathComponent("media.sqlite").path
+        let writer = try StoreWriter.create(at: path, model: model)
+        var save = SaveRequest()
+        save.insert("Photo", attributes: ["title": .string("sunrise")])
+        save.insert("Video", attributes: ["title": .string("waves"), "seconds": .double(12.5)])
+        let ids = try writer.save(save).insertedObjectIDs
+        let store = try PersistentStore(path: path)
+        let objects = try store.objects(ids)
+        #expect(objects[ids[0]]?.attributes["title"] == .string("sunrise"))
+        #expect(objects[ids[1]]?.attributes["title"] == .string("waves"))
+        #expect(objects[ids[1]]?.attributes["seconds"] == .double(12.5))
+        #expect(try store.read { try $0.count(ofEntity: "Media") } == 2)
+        let columns = try DatabaseQueue(path: path).read { db in try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('ZMEDIA')") }
+        #expect(columns == ["Z_PK", "Z_ENT", "Z_OPT", "ZCREATED", "ZSECONDS", "ZTITLE", "ZTITLE1"])
+    }
+
+    @Test("reading never changes the store file", .enabled(if: Fixtures.available, Comment(rawValue: Fixtures.skipMessage)))
+    func readerNeverWrites() throws {
+        let path = try Fixtures.copyStore("SampleModel2_V1", to: directory)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let store = try PersistentStore(path: path)
+        _ = try store.transactions(after: 0)
+        for entity in store.model.entities { _ = try store.read { try $0.objects(ofEntity: entity.name, limit: 10_000) } }
+        _ = try store.dataVersion()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        let walPath = path + "-wal"
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int) ?? 0
+        #expect(walSize == 0) // nothing was written to the log either
+    }
+}

@@ -162,7 +162,7 @@ extension PersistentStore {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return .busy(path: path)
         case .SQLITE_CANTOPEN:
-            return .unsupportedStore(path: path, detail: "SQLite cannot open it; check that the file, its -wal and -shm companions and its folder are readable")
+            return .unsupportedStore(path: path, detail: "SQLite cannot open it; check that the file and its -wal and -shm companions are readable, and that its folder is writable when the -shm file does not exist yet (WAL readers need it)")
         case .SQLITE_IOERR:
             return .unsupportedStore(path: path, detail: "reading it failed with an I/O error (is it truncated or on a failing disk?)")
         default:
