@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "CoreDataStore", targets: ["CoreDataStore"]),
+        .library(name: "SearchIndex", targets: ["SearchIndex"]),
         .executable(name: "searchctl", targets: ["searchctl"]),
         .executable(name: "searchbench", targets: ["searchbench"]),
     ],
@@ -27,6 +28,19 @@ let package = Package(
                 // a third of the raw read rate (see searchbench store-read).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
+        // The FTS5 tokenizer on ICU. ICU headers stay inside its .c file: a Swift module that imports
+        // Foundation and sees them fails to build (shared/reference/swift-on-linux.md).
+        .target(
+            name: "CSearchTokenizer",
+            linkerSettings: [
+                .linkedLibrary("icui18n"), .linkedLibrary("icuuc"), .linkedLibrary("icudata"), .linkedLibrary("sqlite3"),
+            ]),
+        .target(
+            name: "SearchIndex",
+            dependencies: [
+                "CSearchTokenizer",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         .executableTarget(
             name: "searchctl",
             dependencies: [
@@ -44,6 +58,9 @@ let package = Package(
         .testTarget(
             name: "CoreDataStoreTests",
             dependencies: ["CoreDataStore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "SearchIndexTests",
+            dependencies: ["SearchIndex", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "searchctlTests",
             dependencies: ["CoreDataStore", "searchctl"]),

@@ -1,0 +1,23 @@
+#ifndef SEARCHLIGHT_SEARCH_TOKENIZER_H
+#define SEARCHLIGHT_SEARCH_TOKENIZER_H
+
+// Plain C types only: Swift modules that import Foundation must never see ICU's headers
+// (see shared/reference/swift-on-linux.md), and sqlite3 stays an opaque forward declaration.
+typedef struct sqlite3 sqlite3;
+
+/// The name the tokenizer is registered under: `tokenize='searchlight'`.
+#define SEARCHLIGHT_TOKENIZER_NAME "searchlight"
+
+/// Registers the `searchlight` FTS5 tokenizer on a connection. Returns an SQLite result code.
+int searchlight_register_tokenizer(sqlite3 *db);
+
+/// Receives one token: its normalized UTF-8 bytes and the byte range it came from in the input.
+typedef int (*searchlight_token_callback)(void *context, const char *token, int token_length, int start, int end);
+
+/// Tokenizes UTF-8 text exactly as the FTS5 tokenizer does (word segmentation for every script,
+/// case folding, compatibility and width normalization, diacritic removal). Invalid UTF-8 is read as
+/// U+FFFD. Stops early when the callback returns non-zero and returns that value; 0 otherwise,
+/// or -1 when ICU fails.
+int searchlight_tokenize(const char *text, int length, void *context, searchlight_token_callback callback);
+
+#endif

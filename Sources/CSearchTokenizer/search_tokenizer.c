@@ -1,0 +1,228 @@
+#include "search_tokenizer.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unicode/ubrk.h>
+#include <unicode/unorm2.h>
+#include <unicode/ustring.h>
+#include <unicode/utf16.h>
+
+// Reusable state: a word break iterator and growable buffers. One per FTS5 tokenizer instance,
+// which SQLite only uses from its own connection, one call at a time.
+typedef struct Tokenizer {
+    UBreakIterator *breaks;
+    UChar *text;            // input as UTF-16
+    int *offsets;           // UTF-16 index -> UTF-8 byte offset in the input (one past the end too)
+    int capacity;
+    UChar *scratch1, *scratch2;
+    char *utf8;
+    int scratchCapacity;
+} Tokenizer;
+
+static void tokenizer_free(Tokenizer *t) {
+    if (!t) return;
+    if (t->breaks) ubrk_close(t->breaks);
+    free(t->text); free(t->offsets); free(t->scratch1); free(t->scratch2); free(t->utf8);
+    free(t);
+}
+
+static Tokenizer *tokenizer_new(void) {
+    Tokenizer *t = calloc(1, sizeof(Tokenizer));
+    if (!t) return NULL;
+    UErrorCode status = U_ZERO_ERROR;
+    // The root locale's word rules segment every script; ICU's dictionaries split Chinese,
+    // Japanese, Thai, Lao, Khmer and Burmese into words.
+    t->breaks = ubrk_open(UBRK_WORD, "", NULL, 0, &status);
+    if (U_FAILURE(status)) { tokenizer_free(t); return NULL; }
+    return t;
+}
+
+static int ensure_capacity(Tokenizer *t, int length) {
+    if (length + 1 <= t->capacity) return 1;
+    int capacity = (length + 1) * 2;
+    UChar *text = realloc(t->text, sizeof(UChar) * capacity);
+    if (!text) return 0;
+    t->text = text;
+    int *offsets = realloc(t->offsets, sizeof(int) * (capacity + 1));
+    if (!offsets) return 0;
+    t->offsets = offsets;
+    t->capacity = capacity;
+    return 1;
+}
+
+static int ensure_scratch(Tokenizer *t, int length) {
+    if (length <= t->scratchCapacity) return 1;
+    int capacity = length * 2 + 16;
+    UChar *a = realloc(t->scratch1, sizeof(UChar) * capacity);
+    if (!a) return 0;
+    t->scratch1 = a;
+    UChar *b = realloc(t->scratch2, sizeof(UChar) * capacity);
+    if (!b) return 0;
+    t->scratch2 = b;
+    char *c = realloc(t->utf8, (size_t)capacity * 3 + 4);
+    if (!c) return 0;
+    t->utf8 = c;
+    t->scratchCapacity = capacity;
+    return 1;
+}
+
+// Decodes UTF-8 into UTF-16, remembering where each UTF-16 unit started in bytes. Invalid
+// sequences become U+FFFD, one per bad byte, so offsets stay exact.
+static int decode_utf8(Tokenizer *t, const unsigned char *s, int length) {
+    if (!ensure_capacity(t, length * 2)) return -1;
+    int n = 0, i = 0;
+    while (i < length) {
+        unsigned int c = s[i];
+        int size = 1;
+        unsigned int cp = 0xFFFD;
+        if (c < 0x80) { cp = c; }
+        else if ((c & 0xE0) == 0xC0 && i + 1 < length && (s[i+1] & 0xC0) == 0x80) {
+            cp = ((c & 0x1F) << 6) | (s[i+1] & 0x3F); size = 2;
+            if (cp < 0x80) { cp = 0xFFFD; size = 1; }
+        } else if ((c & 0xF0) == 0xE0 && i + 2 < length && (s[i+1] & 0xC0) == 0x80 && (s[i+2] & 0xC0) == 0x80) {
+            cp = ((c & 0x0F) << 12) | ((s[i+1] & 0x3F) << 6) | (s[i+2] & 0x3F); size = 3;
+            if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) { cp = 0xFFFD; size = 1; }
+        } else if ((c & 0xF8) == 0xF0 && i + 3 < length && (s[i+1] & 0xC0) == 0x80 && (s[i+2] & 0xC0) == 0x80 && (s[i+3] & 0xC0) == 0x80) {
+            cp = ((c & 0x07) << 18) | ((s[i+1] & 0x3F) << 12) | ((s[i+2] & 0x3F) << 6) | (s[i+3] & 0x3F); size = 4;
+            if (cp < 0x10000 || cp > 0x10FFFF) { cp = 0xFFFD; size = 1; }
+        }
+        if (cp == 0) cp = 0xFFFD; // NUL would end ICU's strings early
+        if (cp >= 0x10000) {
+            t->offsets[n] = i; t->text[n++] = (UChar)U16_LEAD(cp);
+            t->offsets[n] = i; t->text[n++] = (UChar)U16_TRAIL(cp);
+        } else {
+            t->offsets[n] = i; t->text[n++] = (UChar)cp;
+        }
+        i += size;
+    }
+    t->offsets[n] = length;
+    t->text[n] = 0;
+    return n;
+}
+
+// Combining marks that are diacritics to drop: the generic combining blocks and Hebrew/Arabic
+// vowel points. Not every nonspacing mark: Thai and Indic vowel signs and the kana voicing marks
+// are letters' parts, and dropping them would change words.
+static int is_removable_mark(UChar c) {
+    return (c >= 0x0300 && c <= 0x036F) || (c >= 0x1AB0 && c <= 0x1AFF) || (c >= 0x1DC0 && c <= 0x1DFF)
+        || (c >= 0x20D0 && c <= 0x20FF) || (c >= 0xFE20 && c <= 0xFE2F)
+        || (c >= 0x0591 && c <= 0x05BD) || c == 0x05BF || c == 0x05C1 || c == 0x05C2 || c == 0x05C4 || c == 0x05C5 || c == 0x05C7
+        || (c >= 0x064B && c <= 0x065F) || c == 0x0670;
+}
+
+// Normalizes one segment into t->utf8; returns its byte length, 0 when nothing is left, -1 on error.
+static int normalize(Tokenizer *t, const UChar *segment, int length, const char *original, int originalLength) {
+    int ascii = 1;
+    for (int i = 0; i < originalLength; i++) if ((unsigned char)original[i] >= 0x80) { ascii = 0; break; }
+    if (!ensure_scratch(t, length * 4 + 8)) return -1;
+    if (ascii) {
+        for (int i = 0; i < originalLength; i++) {
+            char c = original[i];
+            t->utf8[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+        }
+        return originalLength;
+    }
+    UErrorCode status = U_ZERO_ERROR;
+    int folded = u_strFoldCase(t->scratch1, t->scratchCapacity, segment, length, U_FOLD_CASE_DEFAULT, &status);
+    if (U_FAILURE(status)) return -1;
+    const UNormalizer2 *nfkd = unorm2_getNFKDInstance(&status);
+    const UNormalizer2 *nfc = unorm2_getNFCInstance(&status);
+    if (U_FAILURE(status)) return -1;
+    int decomposed = unorm2_normalize(nfkd, t->scratch1, folded, t->scratch2, t->scratchCapacity, &status);
+    if (status == U_BUFFER_OVERFLOW_ERROR) {
+        status = U_ZERO_ERROR;
+        if (!ensure_scratch(t, decomposed + 8)) return -1;
+        folded = u_strFoldCase(t->scratch1, t->scratchCapacity, segment, length, U_FOLD_CASE_DEFAULT, &status);
+        decomposed = unorm2_normalize(nfkd, t->scratch1, folded, t->scratch2, t->scratchCapacity, &status);
+    }
+    if (U_FAILURE(status)) return -1;
+    int kept = 0;
+    for (int i = 0; i < decomposed; i++) if (!is_removable_mark(t->scratch2[i])) t->scratch2[kept++] = t->scratch2[i];
+    if (kept == 0) return 0;
+    int composed = unorm2_normalize(nfc, t->scratch2, kept, t->scratch1, t->scratchCapacity, &status);
+    if (U_FAILURE(status)) return -1;
+    int32_t bytes = 0;
+    u_strToUTF8(t->utf8, t->scratchCapacity * 3 + 4, &bytes, t->scratch1, composed, &status);
+    if (U_FAILURE(status)) return -1;
+    return bytes;
+}
+
+typedef int (*emit_fn)(void *context, const char *token, int token_length, int start, int end);
+
+// Internal failures are negative so they never collide with a callback's own non-zero result.
+enum { TOKENIZE_FAILED = -1, TOKENIZE_NOMEM = -2 };
+
+static int tokenize_with(Tokenizer *t, const char *text, int length, void *context, emit_fn emit) {
+    if (length <= 0) return 0;
+    int units = decode_utf8(t, (const unsigned char *)text, length);
+    if (units < 0) return TOKENIZE_NOMEM;
+    UErrorCode status = U_ZERO_ERROR;
+    ubrk_setText(t->breaks, t->text, units, &status);
+    if (U_FAILURE(status)) return TOKENIZE_FAILED;
+    int start = ubrk_first(t->breaks);
+    for (int end = ubrk_next(t->breaks); end != UBRK_DONE; start = end, end = ubrk_next(t->breaks)) {
+        if (ubrk_getRuleStatus(t->breaks) < UBRK_WORD_NONE_LIMIT) continue; // spaces and punctuation
+        int byteStart = t->offsets[start], byteEnd = t->offsets[end];
+        int size = normalize(t, t->text + start, end - start, text + byteStart, byteEnd - byteStart);
+        if (size < 0) return TOKENIZE_FAILED;
+        if (size == 0) continue;
+        int rc = emit(context, t->utf8, size, byteStart, byteEnd);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+// MARK: FTS5 glue
+
+typedef struct FTS5Call {
+    void *context;
+    int (*xToken)(void *, int, const char *, int, int, int);
+} FTS5Call;
+
+static int fts5_emit(void *context, const char *token, int token_length, int start, int end) {
+    FTS5Call *call = context;
+    return call->xToken(call->context, 0, token, token_length, start, end);
+}
+
+static int fts5_create(void *unused, const char **args, int count, Fts5Tokenizer **out) {
+    (void)unused; (void)args; (void)count;
+    Tokenizer *t = tokenizer_new();
+    if (!t) return SQLITE_ERROR;
+    *out = (Fts5Tokenizer *)t;
+    return SQLITE_OK;
+}
+
+static void fts5_delete(Fts5Tokenizer *tokenizer) { tokenizer_free((Tokenizer *)tokenizer); }
+
+static int fts5_tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, const char *text, int length,
+                         int (*xToken)(void *, int, const char *, int, int, int)) {
+    (void)flags;
+    FTS5Call call = { context, xToken };
+    int rc = tokenize_with((Tokenizer *)tokenizer, text, length, &call, fts5_emit);
+    return rc == TOKENIZE_NOMEM ? SQLITE_NOMEM : rc == TOKENIZE_FAILED ? SQLITE_ERROR : rc;
+}
+
+int searchlight_register_tokenizer(sqlite3 *db) {
+    fts5_api *api = NULL;
+    sqlite3_stmt *statement = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_pointer(statement, 1, (void *)&api, "fts5_api_ptr", NULL);
+    sqlite3_step(statement);
+    rc = sqlite3_finalize(statement);
+    if (rc != SQLITE_OK) return rc;
+    if (!api) return SQLITE_ERROR;
+    fts5_tokenizer methods = { fts5_create, fts5_delete, fts5_tokenize };
+    return api->xCreateTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, NULL, &methods, NULL);
+}
+
+// MARK: direct use
+
+int searchlight_tokenize(const char *text, int length, void *context, searchlight_token_callback callback) {
+    Tokenizer *t = tokenizer_new();
+    if (!t) return -1;
+    int rc = tokenize_with(t, text, length, context, callback);
+    tokenizer_free(t);
+    return rc < 0 ? -1 : rc;
+}
