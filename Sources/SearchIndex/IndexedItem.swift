@@ -1,0 +1,105 @@
+import Foundation
+
+/// One searchable item: what the exporter computed for one object, keyed by its URI.
+public struct IndexedItem: Sendable, Hashable {
+    /// The object-ID URI: the item's identity and the deep link a search returns.
+    public var uri: String
+    /// The object's entity.
+    public var entity: String
+    /// The name shown for the item (weighted highest in ranking).
+    public var displayName: String
+    /// The title (weighted high).
+    public var title: String
+    /// Text fields (weighted normally).
+    public var text: [String]
+    /// Keywords (weighted lowest).
+    public var keywords: [String]
+    /// Exact latitude in degrees, when the item has a place.
+    public var latitude: Double?
+    /// Exact longitude in degrees, when the item has a place.
+    public var longitude: Double?
+    /// A date (e.g. last update).
+    public var date: Date?
+    /// A static importance hint (like Core Spotlight's `rankingHint`): lifts near-ties, never buries a
+    /// far better text match.
+    public var rank: Double
+
+    /// Creates an item.
+    public init(uri: String, entity: String, displayName: String, title: String = "", text: [String] = [],
+                keywords: [String] = [], latitude: Double? = nil, longitude: Double? = nil, date: Date? = nil, rank: Double = 0) {
+        self.uri = uri
+        self.entity = entity
+        self.displayName = displayName
+        self.title = title
+        self.text = text
+        self.keywords = keywords
+        self.latitude = latitude
+        self.longitude = longitude
+        self.date = date
+        self.rank = rank
+    }
+
+    /// Whether the item has a valid location.
+    public var hasLocation: Bool {
+        guard let latitude, let longitude else { return false }
+        return (-90...90).contains(latitude) && (-180...180).contains(longitude)
+    }
+}
+
+/// Where an exporter is in a store: the history token indexed, and what it was computed from.
+public struct StoreCheckpoint: Sendable, Hashable {
+    /// The store's UUID.
+    public var storeUUID: String
+    /// The store file's path (for `resolve` and `status`).
+    public var storePath: String
+    /// The last history transaction whose changes the index holds.
+    public var token: Int64
+    /// The store model's version-hash digest when indexed (a change means migration).
+    public var modelDigest: String?
+    /// A digest of the configuration that shaped the items (a change means rebuild).
+    public var configurationDigest: String?
+    /// The exporter's own resumable state (e.g. a half-done first export), opaque to the index.
+    public var exportState: String?
+    /// When the checkpoint was written.
+    public var updatedAt: Date
+
+    /// Creates a checkpoint.
+    public init(storeUUID: String, storePath: String, token: Int64, modelDigest: String? = nil,
+                configurationDigest: String? = nil, exportState: String? = nil, updatedAt: Date = Date()) {
+        self.storeUUID = storeUUID
+        self.storePath = storePath
+        self.token = token
+        self.modelDigest = modelDigest
+        self.configurationDigest = configurationDigest
+        self.exportState = exportState
+        self.updatedAt = updatedAt
+    }
+}
+
+/// One atomic change to the index: upserts, deletes and the store's new checkpoint, applied in one
+/// transaction. A crash at any point leaves the previous checkpoint's state.
+public struct IndexBatch: Sendable {
+    /// Items to insert or replace (idempotent).
+    public var upserts: [IndexedItem]
+    /// URIs to remove.
+    public var deletes: [String]
+    /// The checkpoint the batch brings the store to.
+    public var checkpoint: StoreCheckpoint
+
+    /// Creates a batch.
+    public init(upserts: [IndexedItem] = [], deletes: [String] = [], checkpoint: StoreCheckpoint) {
+        self.upserts = upserts
+        self.deletes = deletes
+        self.checkpoint = checkpoint
+    }
+}
+
+/// What a batch changed.
+public struct BatchResult: Sendable, Hashable {
+    /// Items that did not exist before.
+    public var inserted: Int
+    /// Items replaced.
+    public var updated: Int
+    /// Items removed (deletes of unknown URIs do not count).
+    public var deleted: Int
+}

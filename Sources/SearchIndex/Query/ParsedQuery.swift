@@ -1,0 +1,150 @@
+/// A plain-language query, parsed: what must match, what may match instead, what must not.
+///
+/// Every word reaches FTS5 inside double quotes, so no input can inject FTS5 syntax (column
+/// filters, `NEAR`, `^`, bare operators): any string either parses to a safe expression or is
+/// refused with a reason.
+public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
+    /// One unit that must match: a word, a prefix or a phrase, each kept as the user wrote it.
+    public struct Term: Sendable, Hashable {
+        /// The text as typed (FTS5 tokenizes it with the same tokenizer as documents).
+        public var text: String
+        /// The normalized tokens it produced, for selectivity estimates.
+        public var tokens: [String]
+        /// Whether the last token is a prefix (`word*`).
+        public var isPrefix: Bool
+        /// Whether it was a quoted phrase.
+        public var isPhrase: Bool
+
+        /// The FTS5 spelling: a quoted string, `*` after it for prefixes.
+        var expression: String {
+            "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (isPrefix ? " *" : "")
+        }
+    }
+
+    /// Groups that must all match; within a group any term may (`a OR b`).
+    public var required: [[Term]]
+    /// Terms that must not match (`-word`).
+    public var excluded: [Term]
+
+    /// The FTS5 MATCH expression.
+    public var expression: String {
+        let groups = required.map { group in
+            group.count == 1 ? group[0].expression : "(" + group.map(\.expression).joined(separator: " OR ") + ")"
+        }
+        var expression = groups.joined(separator: " AND ")
+        if !excluded.isEmpty {
+            expression = "(\(expression)) NOT (" + excluded.map(\.expression).joined(separator: " OR ") + ")"
+        }
+        return expression
+    }
+
+    /// A readable rendering of the parse, for `explain`.
+    public var description: String {
+        let groups = required.map { group in group.map(Self.describe).joined(separator: " OR ") }
+        return (groups.map { "[\($0)]" } + excluded.map { "NOT " + Self.describe($0) }).joined(separator: " AND ")
+    }
+
+    private static func describe(_ term: Term) -> String {
+        (term.isPhrase ? "phrase" : term.isPrefix ? "prefix" : "word") + " " + term.tokens.joined(separator: " ") + (term.isPrefix ? "*" : "")
+    }
+}
+
+/// Turns what people type into a ``ParsedQuery``.
+///
+/// Syntax: words (all must match), `"quoted phrases"`, `prefix*`, `OR` between two terms, `-excluded`.
+/// Case, width and diacritics never matter; CJK and Thai are segmented into words. An unbalanced quote
+/// runs to the end; `OR` with nothing on one side is an ordinary word.
+public enum QueryParser {
+    /// The longest query accepted, in characters.
+    public static let maximumLength = 10_000
+    /// The most terms a query may have.
+    public static let maximumTerms = 64
+
+    private enum Lexeme {
+        case term(ParsedQuery.Term, excluded: Bool)
+        case or
+    }
+
+    /// Parses a query, or explains why it cannot be searched.
+    public static func parse(_ query: String) throws(SearchIndexError) -> ParsedQuery {
+        guard query.count <= maximumLength else {
+            throw .invalidQuery(reason: "the query is \(query.count) characters long; at most \(maximumLength) are searched")
+        }
+        // Control characters (NUL included) are never part of a word.
+        let cleaned = String(String.UnicodeScalarView(query.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        // Terms whose text holds no word (punctuation, a lone *) match nothing and are dropped.
+        let lexemes = lex(cleaned).filter { lexeme in
+            if case .term(let term, _) = lexeme { return !term.tokens.isEmpty }
+            return true
+        }
+        func isPositiveTerm(_ index: Int) -> Bool {
+            guard lexemes.indices.contains(index), case .term(_, excluded: false) = lexemes[index] else { return false }
+            return true
+        }
+        var required: [[ParsedQuery.Term]] = []
+        var excluded: [ParsedQuery.Term] = []
+        var joinNext = false
+        for (index, lexeme) in lexemes.enumerated() {
+            switch lexeme {
+            case .or where isPositiveTerm(index - 1) && isPositiveTerm(index + 1):
+                joinNext = true
+            case .or:
+                // OR with nothing to join on one side is the word "or".
+                required.append([ParsedQuery.Term(text: "or", tokens: ["or"], isPrefix: false, isPhrase: false)])
+            case .term(let term, excluded: true):
+                excluded.append(term)
+            case .term(let term, excluded: false):
+                if joinNext, !required.isEmpty { required[required.count - 1].append(term) } else { required.append([term]) }
+                joinNext = false
+            }
+        }
+        guard !required.isEmpty else {
+            throw .invalidQuery(reason: excluded.isEmpty
+                ? "the query has no words to search for"
+                : "add at least one word to look for; -word only excludes")
+        }
+        let count = required.reduce(0) { $0 + $1.count } + excluded.count
+        guard count <= maximumTerms else {
+            throw .invalidQuery(reason: "the query has \(count) terms; at most \(maximumTerms) are searched")
+        }
+        return ParsedQuery(required: required, excluded: excluded)
+    }
+
+    private static func term(_ text: String, prefix: Bool, phrase: Bool) -> ParsedQuery.Term {
+        ParsedQuery.Term(text: text, tokens: SearchTokenizer.tokens(in: text).map(\.text), isPrefix: prefix, isPhrase: phrase)
+    }
+
+    private static func lex(_ text: String) -> [Lexeme] {
+        var lexemes: [Lexeme] = []
+        var index = text.startIndex
+        func isSpace(_ c: Character) -> Bool { c.isWhitespace || c == "(" || c == ")" }
+        while index < text.endIndex {
+            let character = text[index]
+            if isSpace(character) { index = text.index(after: index); continue }
+            var excluded = false
+            var start = index
+            if character == "-", text.index(after: index) < text.endIndex, !isSpace(text[text.index(after: index)]) {
+                excluded = true
+                start = text.index(after: index)
+            }
+            if text[start] == "\"" {
+                let open = text.index(after: start)
+                let close = text[open...].firstIndex(of: "\"") ?? text.endIndex // unbalanced: to the end
+                lexemes.append(.term(term(String(text[open..<close]), prefix: false, phrase: true), excluded: excluded))
+                index = close < text.endIndex ? text.index(after: close) : close
+                continue
+            }
+            var end = start
+            while end < text.endIndex, !isSpace(text[end]), text[end] != "\"" { end = text.index(after: end) }
+            var word = String(text[start..<end])
+            index = end
+            if word == "OR" && !excluded { lexemes.append(.or); continue }
+            var prefix = false
+            while word.hasSuffix("*") { word.removeLast(); prefix = true }
+            // A star inside a word is not an operator: treat it as a separator.
+            word = word.replacingOccurrences(of: "*", with: " ")
+            if !word.isEmpty { lexemes.append(.term(term(word, prefix: prefix, phrase: false), excluded: excluded)) }
+        }
+        return lexemes
+    }
+}

@@ -1,0 +1,301 @@
+import Foundation
+import GRDB
+
+extension SearchIndex {
+    /// Column weights for bm25: display name and title above text above keywords.
+    static let weights = "10.0, 6.0, 2.0, 1.0"
+
+    /// Runs a search in one read transaction.
+    public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
+        let parsed = try Self.validate(request)
+        return try read { db in
+            var search = Search(db: db, request: request, parsed: parsed)
+            return try search.run()
+        }
+    }
+
+    /// The number of hits a search has in all (no paging).
+    public func count(_ request: SearchRequest) throws(SearchIndexError) -> Int {
+        var unpaged = request
+        unpaged.limit = Int.max
+        unpaged.offset = 0
+        unpaged.snippets = false
+        let parsed = try Self.validate(unpaged)
+        return try read { db in
+            var search = Search(db: db, request: unpaged, parsed: parsed)
+            return try search.count()
+        }
+    }
+
+    static func validate(_ request: SearchRequest) throws(SearchIndexError) -> ParsedQuery? {
+        let parsed = try request.query.map { text throws(SearchIndexError) in try QueryParser.parse(text) }
+        if parsed == nil && request.near == nil && request.boundingBox == nil {
+            throw .invalidQuery(reason: "give words to search for, --near or --bbox")
+        }
+        if request.radius != nil && request.near == nil {
+            throw .invalidQuery(reason: "--radius needs --near")
+        }
+        if let radius = request.radius, !(radius.isFinite && radius >= 0) {
+            throw .invalidLocation(reason: "the radius must be a distance of 0 or more")
+        }
+        if request.effectiveSort == .relevance && parsed == nil {
+            throw .invalidQuery(reason: "sorting by relevance needs words to search for")
+        }
+        guard request.limit >= 1 else { throw .invalidQuery(reason: "--limit must be at least 1") }
+        guard request.offset >= 0 else { throw .invalidQuery(reason: "--offset must be 0 or more") }
+        return parsed
+    }
+}
+
+/// One search in progress inside a read transaction.
+struct Search {
+    struct Candidate {
+        var id: Int64
+        var uri: String
+        var entity: String
+        var displayName: String
+        var latitude: Double?
+        var longitude: Double?
+        var score: Double = 0
+        var distance: Double?
+    }
+
+    let db: Database
+    let request: SearchRequest
+    let parsed: ParsedQuery?
+    /// Every statement run, with its arguments, for `explain`.
+    var statements: [(sql: String, arguments: StatementArguments)] = []
+
+    init(db: Database, request: SearchRequest, parsed: ParsedQuery?) {
+        self.db = db
+        self.request = request
+        self.parsed = parsed
+    }
+
+    var needed: Int { request.offset.addingReportingOverflow(request.limit).overflow ? Int.max : request.offset + request.limit }
+    var center: Coordinate? { request.near ?? request.boundingBox?.center }
+
+    var entityFilter: (sql: String, arguments: StatementArguments) {
+        guard !request.entities.isEmpty else { return ("", []) }
+        return (" AND i.entity IN (\(Array(repeating: "?", count: request.entities.count).joined(separator: ", ")))", StatementArguments(request.entities))
+    }
+
+    mutating func run() throws -> SearchResults {
+        var (candidates, plan) = try plan()
+        // The text plan already ordered and paged in SQL.
+        if plan != .text { candidates = page(sorted(candidates)) }
+        var hits = candidates.map { candidate in
+            SearchHit(uri: candidate.uri, entity: candidate.entity, displayName: candidate.displayName, score: candidate.score,
+                      latitude: candidate.latitude, longitude: candidate.longitude, distance: candidate.distance, snippet: nil)
+        }
+        if request.snippets, let parsed {
+            for index in hits.indices { hits[index].snippet = try snippet(id: candidates[index].id, expression: parsed.expression) }
+        }
+        return SearchResults(hits: hits, plan: plan, parsedQuery: parsed)
+    }
+
+    mutating func count() throws -> Int {
+        if let parsed, request.near == nil, request.boundingBox == nil {
+            let filter = entityFilter
+            let sql = "SELECT COUNT(*) FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?" + filter.sql
+            return try Int.fetchOne(db, sql: sql, arguments: [parsed.expression] + filter.arguments) ?? 0
+        }
+        return try plan().candidates.count
+    }
+
+    // MARK: Planning
+
+    mutating func plan() throws -> (candidates: [Candidate], plan: SearchPlan) {
+        let spatial = request.near != nil || request.boundingBox != nil
+        guard let parsed else { return (try nearest(textFilter: nil), .nearest) }
+        guard spatial else { return (try textMatches(expression: parsed.expression, pagedInSQL: true), .text) }
+        let textEstimate = try estimate(parsed)
+        let bounded = request.radius != nil || request.boundingBox != nil
+        let placeEstimate: Int
+        if bounded {
+            placeEstimate = try countInRegion(cap: textEstimate + 1)
+        } else if request.effectiveSort == .relevance {
+            placeEstimate = Int.max // every match is a hit; only the text can narrow it
+        } else {
+            // Nearest-first: about needed × (places per match) rows to look at before enough match.
+            let located = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items_geo") ?? 0
+            placeEstimate = textEstimate == 0 ? 0 : min(located, needed.multipliedReportingOverflow(by: max(1, located / max(1, textEstimate))).partialValue)
+        }
+        if textEstimate <= placeEstimate {
+            let matches = try textMatches(expression: parsed.expression, pagedInSQL: false)
+            return (matches.compactMap(refine), .textThenPlace)
+        }
+        return (try nearest(textFilter: parsed.expression), .placeThenText)
+    }
+
+    /// An upper-bound-ish estimate of how many items the query matches, from FTS5's vocabulary.
+    mutating func estimate(_ parsed: ParsedQuery) throws -> Int {
+        var groupEstimates: [Int] = []
+        for group in parsed.required {
+            var sum = 0
+            for term in group {
+                var termEstimate = Int.max
+                for (index, token) in term.tokens.enumerated() {
+                    let count: Int
+                    if term.isPrefix && index == term.tokens.count - 1 {
+                        count = try Int.fetchOne(db, sql: "SELECT SUM(doc) FROM (SELECT doc FROM items_vocab WHERE term >= ? AND term <= ? LIMIT 5000)",
+                                                 arguments: [token, token + "\u{10FFFF}"]) ?? 0
+                    } else {
+                        count = try Int.fetchOne(db, sql: "SELECT doc FROM items_vocab WHERE term = ?", arguments: [token]) ?? 0
+                    }
+                    termEstimate = min(termEstimate, count)
+                }
+                sum += termEstimate == Int.max ? 0 : termEstimate
+            }
+            groupEstimates.append(sum)
+        }
+        return groupEstimates.min() ?? 0
+    }
+
+    // MARK: Text
+
+    mutating func textMatches(expression: String, pagedInSQL: Bool) throws -> [Candidate] {
+        let filter = entityFilter
+        var sql = """
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, bm25(items_fts, \(SearchIndex.weights)) * i.boost AS score
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid
+            WHERE items_fts MATCH ?\(filter.sql)
+            """
+        var arguments: StatementArguments = [expression] + filter.arguments
+        if pagedInSQL {
+            sql += " ORDER BY score, i.uri LIMIT ? OFFSET ?"
+            arguments += [min(request.limit, Int(Int32.max)), request.offset]
+        }
+        statements.append((sql, arguments))
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            Candidate(id: row[0], uri: row[1], entity: row[2], displayName: row[3], latitude: row[4], longitude: row[5],
+                      score: -(row[6] as Double), distance: nil)
+        }
+    }
+
+    /// Relevance scores of the given rows that match, one query per 500 rows.
+    mutating func textScores(expression: String, ids: [Int64]) throws -> [Int64: Double] {
+        var scores: [Int64: Double] = [:]
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = Array(ids[start..<min(start + 500, ids.count)])
+            let sql = """
+                SELECT items_fts.rowid, bm25(items_fts, \(SearchIndex.weights)) * i.boost
+                FROM items_fts JOIN items i ON i.id = items_fts.rowid
+                WHERE items_fts MATCH ? AND items_fts.rowid IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
+                """
+            let arguments: StatementArguments = [expression] + StatementArguments(chunk)
+            if start == 0 { statements.append((sql, arguments)) }
+            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) { scores[row[0]] = -(row[1] as Double) }
+        }
+        return scores
+    }
+
+    mutating func snippet(id: Int64, expression: String) throws -> String? {
+        let text = try String.fetchOne(db, sql: "SELECT snippet(items_fts, -1, '[', ']', '…', 12) FROM items_fts WHERE items_fts MATCH ? AND rowid = ?",
+                                       arguments: [expression, id])
+        return text?.replacingOccurrences(of: SearchIndex.fieldSeparator, with: " · ")
+    }
+
+    // MARK: Places
+
+    /// Computes the distance and applies the place filters; nil when the candidate is outside them.
+    func refine(_ candidate: Candidate) -> Candidate? {
+        var candidate = candidate
+        let hasPlace = request.near != nil || request.boundingBox != nil
+        guard let latitude = candidate.latitude, let longitude = candidate.longitude else { return hasPlace ? nil : candidate }
+        if let box = request.boundingBox, !box.contains(latitude: latitude, longitude: longitude) { return nil }
+        if let center = request.near ?? (request.effectiveSort == .distance ? center : nil) {
+            candidate.distance = GeoMath.distance(center.latitude, center.longitude, latitude, longitude)
+        }
+        if let radius = request.radius, let distance = candidate.distance, distance > radius { return nil }
+        return candidate
+    }
+
+    /// Rows inside the R-tree boxes (a superset: the R-tree rounds outward), entity-filtered.
+    mutating func rowsInBoxes(_ boxes: [GeoMath.Box]) throws -> [Candidate] {
+        let filter = entityFilter
+        var seen: Set<Int64> = []
+        var candidates: [Candidate] = []
+        for box in boxes {
+            let sql = """
+                SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude
+                FROM items_geo g JOIN items i ON i.id = g.id
+                WHERE g.max_lat >= ? AND g.min_lat <= ? AND g.max_lon >= ? AND g.min_lon <= ?\(filter.sql)
+                """
+            let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude] + filter.arguments
+            statements.append((sql, arguments))
+            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) where seen.insert(row[0]).inserted {
+                candidates.append(Candidate(id: row[0], uri: row[1], entity: row[2], displayName: row[3], latitude: row[4], longitude: row[5]))
+            }
+        }
+        return candidates
+    }
+
+    /// The R-tree boxes of the region the request allows: the circle of `radius` intersected with the box.
+    func regionBoxes(radius: Double?) -> [GeoMath.Box] {
+        var circle: [GeoMath.Box]? = nil
+        if let center = request.near ?? center, let radius { circle = GeoMath.boxes(around: center, radius: radius) }
+        let boxes = request.boundingBox.map(GeoMath.boxes(of:))
+        switch (circle, boxes) {
+        case (let circle?, let boxes?):
+            return circle.flatMap { a in boxes.compactMap { b in
+                let box = GeoMath.Box(minLatitude: max(a.minLatitude, b.minLatitude), maxLatitude: min(a.maxLatitude, b.maxLatitude),
+                                      minLongitude: max(a.minLongitude, b.minLongitude), maxLongitude: min(a.maxLongitude, b.maxLongitude))
+                return box.minLatitude <= box.maxLatitude && box.minLongitude <= box.maxLongitude ? box : nil
+            } }
+        case (let circle?, nil): return circle
+        case (nil, let boxes?): return boxes
+        case (nil, nil): return [GeoMath.Box(minLatitude: -90, maxLatitude: 90, minLongitude: -180, maxLongitude: 180)]
+        }
+    }
+
+    mutating func countInRegion(cap: Int) throws -> Int {
+        var total = 0
+        for box in regionBoxes(radius: request.radius) {
+            total += try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (SELECT 1 FROM items_geo WHERE max_lat >= ? AND min_lat <= ? AND max_lon >= ? AND min_lon <= ? LIMIT ?)",
+                                      arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude, cap]) ?? 0
+            if total >= cap { break }
+        }
+        return total
+    }
+
+    /// Nearest-first search driven by the R-tree: circles of growing radius around the reference
+    /// point until enough hits lie inside (everything inside a circle of radius r is nearer than
+    /// anything outside it), or the circle covers the allowed region.
+    mutating func nearest(textFilter: String?) throws -> [Candidate] {
+        guard center != nil else { return [] }
+        let limit = request.radius ?? GeoMath.maximumDistance
+        let located = max(1, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items_geo") ?? 1)
+        // Start where a uniform spread would put 4 × needed points; grow ×4 each round.
+        let earthArea = 4 * Double.pi * GeoMath.earthRadius * GeoMath.earthRadius
+        let wanted = Double(min(needed, located)) * 4
+        var radius = min(limit, max(1_000, sqrt(wanted / Double(located) * earthArea / .pi)))
+        // Without a distance order, every hit in the region is needed: go straight to the limit.
+        if request.effectiveSort != .distance || needed == Int.max { radius = limit }
+        while true {
+            var hits = try rowsInBoxes(regionBoxes(radius: radius)).compactMap(refine).filter { ($0.distance ?? 0) <= radius }
+            if let textFilter {
+                let scores = try textScores(expression: textFilter, ids: hits.map(\.id))
+                hits = hits.compactMap { hit in scores[hit.id].map { var hit = hit; hit.score = $0; return hit } }
+            }
+            if hits.count >= needed || radius >= limit { return hits }
+            radius = min(limit, radius * 4)
+        }
+    }
+
+    // MARK: Order
+
+    func sorted(_ candidates: [Candidate]) -> [Candidate] {
+        switch request.effectiveSort {
+        case .relevance:
+            candidates.sorted { ($0.score, $1.uri) > ($1.score, $0.uri) }
+        case .distance:
+            candidates.sorted { ($0.distance ?? .infinity, $0.uri) < ($1.distance ?? .infinity, $1.uri) }
+        }
+    }
+
+    func page(_ candidates: [Candidate]) -> [Candidate] {
+        guard request.offset < candidates.count else { return [] }
+        return Array(candidates[request.offset..<min(candidates.count, needed)])
+    }
+}

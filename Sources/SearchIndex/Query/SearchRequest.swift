@@ -1,0 +1,88 @@
+/// What to search for: words and/or a place, filters, order and page.
+public struct SearchRequest: Sendable, Hashable {
+    /// How hits are ordered.
+    public enum Sort: String, Sendable, Hashable, CaseIterable {
+        /// Best text match first (rank lifts near-ties); needs a query.
+        case relevance
+        /// Nearest first; needs `near` or a box (whose center is then the reference point).
+        case distance
+    }
+
+    /// Plain-language text (see ``QueryParser``), or nil to search by place alone.
+    public var query: String?
+    /// Only these entities (empty: all).
+    public var entities: [String]
+    /// The reference point for distances, radius and nearest-first order.
+    public var near: Coordinate?
+    /// Keep hits within this great-circle distance of `near`, in meters.
+    public var radius: Double?
+    /// Keep hits inside this box.
+    public var boundingBox: BoundingBox?
+    /// The order; nil means relevance with a query and distance without one.
+    public var sort: Sort?
+    /// Hits per page.
+    public var limit: Int
+    /// Hits to skip.
+    public var offset: Int
+    /// Whether hits carry a snippet with the matches marked.
+    public var snippets: Bool
+
+    /// Creates a request.
+    public init(query: String? = nil, entities: [String] = [], near: Coordinate? = nil, radius: Double? = nil,
+                boundingBox: BoundingBox? = nil, sort: Sort? = nil, limit: Int = 20, offset: Int = 0, snippets: Bool = false) {
+        self.query = query
+        self.entities = entities
+        self.near = near
+        self.radius = radius
+        self.boundingBox = boundingBox
+        self.sort = sort
+        self.limit = limit
+        self.offset = offset
+        self.snippets = snippets
+    }
+
+    /// The order actually used.
+    public var effectiveSort: Sort { sort ?? (query == nil ? .distance : .relevance) }
+}
+
+/// One result.
+public struct SearchHit: Sendable, Hashable {
+    /// The item's URI (the deep link).
+    public var uri: String
+    /// The item's entity.
+    public var entity: String
+    /// The item's display name.
+    public var displayName: String
+    /// Relevance, higher is better (0 for searches by place alone).
+    public var score: Double
+    /// Exact latitude, when the item has a place.
+    public var latitude: Double?
+    /// Exact longitude, when the item has a place.
+    public var longitude: Double?
+    /// Great-circle distance from `near` in meters, when `near` was given.
+    public var distance: Double?
+    /// The text around the matches, marked with `[` `]`, when snippets were asked for.
+    public var snippet: String?
+}
+
+/// How a search was carried out, for `explain` and tests.
+public enum SearchPlan: String, Sendable, Hashable {
+    /// FTS5 alone, ordered and paged in SQL.
+    case text
+    /// R-tree alone: expanding circles around the reference point, refined exactly.
+    case nearest
+    /// FTS5 matches first, then the place filter (the words are rarer than the places).
+    case textThenPlace = "text-then-place"
+    /// Places first, then FTS5 on those rows only (the place is more selective than the words).
+    case placeThenText = "place-then-text"
+}
+
+/// A page of results.
+public struct SearchResults: Sendable {
+    /// The hits, best first; ties broken by URI.
+    public var hits: [SearchHit]
+    /// The plan used.
+    public var plan: SearchPlan
+    /// The parsed query, when there was one.
+    public var parsedQuery: ParsedQuery?
+}

@@ -1,0 +1,48 @@
+import GRDB
+
+extension SearchIndex {
+    /// The schema, versioned by GRDB's migrator: migrations only ever move forward, and an index
+    /// written by a newer version is refused rather than silently rewritten.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE stores (
+                    id INTEGER PRIMARY KEY,
+                    uuid TEXT NOT NULL UNIQUE,
+                    path TEXT NOT NULL,
+                    token INTEGER NOT NULL,
+                    model_digest TEXT,
+                    configuration_digest TEXT,
+                    export_state TEXT,
+                    updated_at REAL NOT NULL
+                );
+                CREATE TABLE items (
+                    id INTEGER PRIMARY KEY,
+                    uri TEXT NOT NULL UNIQUE,
+                    store_id INTEGER NOT NULL,
+                    entity TEXT NOT NULL,
+                    display_name TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    text TEXT NOT NULL,
+                    keywords TEXT NOT NULL,
+                    latitude REAL,
+                    longitude REAL,
+                    date REAL,
+                    rank REAL NOT NULL,
+                    boost REAL NOT NULL
+                );
+                CREATE VIRTUAL TABLE items_fts USING fts5(
+                    display_name, title, text, keywords,
+                    content='items', content_rowid='id', tokenize='\(SearchTokenizer.name)'
+                );
+                CREATE VIRTUAL TABLE items_geo USING rtree(id, min_lat, max_lat, min_lon, max_lon);
+                CREATE VIRTUAL TABLE items_vocab USING fts5vocab(items_fts, 'row');
+                """)
+        }
+        return migrator
+    }
+
+    /// The newest schema version this build writes.
+    static let schemaVersion = 1
+}

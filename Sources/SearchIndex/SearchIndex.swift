@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+
+/// Searchlight's index: one SQLite file (WAL) holding items keyed by URI, an FTS5 table with the ICU
+/// tokenizer, an R-tree of locations and one checkpoint per store.
+///
+/// Writers apply ``IndexBatch``es atomically; readers (searches, dumps, status) run in WAL snapshots,
+/// so they never block the writer or each other.
+public final class SearchIndex: Sendable {
+    /// How an index is opened.
+    public enum Mode: Sendable {
+        /// For queries: the file must exist and is never written.
+        case readOnly
+        /// For an exporter: created if missing (with `permissions`), migrated forward if older.
+        case readWrite(permissions: Int?)
+    }
+
+    /// The index file's path.
+    public let path: String
+    let database: any DatabaseReader
+    let writer: (any DatabaseWriter)?
+
+    /// Opens an index.
+    public init(path: String, mode: Mode) throws(SearchIndexError) {
+        self.path = path
+        let manager = FileManager.default
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in try SearchTokenizer.register(on: db) }
+        do {
+            switch mode {
+            case .readOnly:
+                guard manager.fileExists(atPath: path) else { throw SearchIndexError.indexNotFound(path: path) }
+                configuration.readonly = true
+                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                try Self.checkSchema(queue, path: path, canMigrate: false)
+                database = queue
+                writer = nil
+            case .readWrite(let permissions):
+                if !manager.fileExists(atPath: path) {
+                    // Create the file first so SQLite (and its -wal/-shm, which copy the database file's
+                    // mode) never makes it wider than the store it mirrors.
+                    let mode = mode_t(permissions ?? 0o600)
+                    let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY, mode)
+                    guard descriptor >= 0 else {
+                        throw SearchIndexError.database(path: path, message: "cannot create the file: \(String(cString: strerror(errno)))")
+                    }
+                    fchmod(descriptor, mode) // the umask must not narrow or widen what we asked for
+                    close(descriptor)
+                }
+                configuration.journalMode = .wal
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                try Self.checkSchema(pool, path: path, canMigrate: true)
+                database = pool
+                writer = pool
+            }
+        } catch {
+            throw Self.indexError(error, path: path)
+        }
+    }
+
+    private static func checkSchema(_ reader: any DatabaseReader, path: String, canMigrate: Bool) throws {
+        let (version, tables) = try reader.read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0,
+             try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")))
+        }
+        if version > schemaVersion { throw SearchIndexError.newerSchema(path: path, version: version) }
+        let empty = tables.isEmpty
+        if !empty && !tables.contains("items") {
+            throw SearchIndexError.notAnIndex(path: path, detail: "it has no items table")
+        }
+        if version < schemaVersion {
+            guard canMigrate, let writer = reader as? any DatabaseWriter else {
+                if empty { throw SearchIndexError.notAnIndex(path: path, detail: "it is empty") }
+                throw SearchIndexError.notAnIndex(path: path, detail: "its schema is older; run searchctl index once to upgrade it")
+            }
+            try migrator.migrate(writer)
+            try writer.write { db in try db.execute(sql: "PRAGMA user_version = \(schemaVersion)") }
+        }
+    }
+
+    /// Translates database errors into messages that say what to do.
+    static func indexError(_ error: any Error, path: String) -> SearchIndexError {
+        if let error = error as? SearchIndexError { return error }
+        guard let error = error as? DatabaseError else { return .database(path: path, message: "\(error)") }
+        switch error.resultCode {
+        case .SQLITE_NOTADB: return .notAnIndex(path: path, detail: "not an SQLite database")
+        case .SQLITE_CORRUPT: return .notAnIndex(path: path, detail: "the file is damaged")
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return .busy(path: path)
+        default: return .database(path: path, message: error.message ?? "\(error.resultCode)")
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(SearchIndexError) -> T {
+        do {
+            return try database.read(body)
+        } catch {
+            throw Self.indexError(error, path: path)
+        }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(SearchIndexError) -> T {
+        guard let writer else { throw SearchIndexError.database(path: path, message: "the index was opened read-only") }
+        do {
+            return try writer.write(body)
+        } catch {
+            throw Self.indexError(error, path: path)
+        }
+    }
+}

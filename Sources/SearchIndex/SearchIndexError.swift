@@ -1,0 +1,42 @@
+/// Everything that can go wrong with an index, phrased for the person at the terminal.
+public enum SearchIndexError: Error, Sendable, Equatable {
+    /// No index exists at the path.
+    case indexNotFound(path: String)
+    /// The file is not a Searchlight index (or is damaged).
+    case notAnIndex(path: String, detail: String)
+    /// The index was written by a newer Searchlight.
+    case newerSchema(path: String, version: Int)
+    /// The query cannot be searched; the reason says how to fix it.
+    case invalidQuery(reason: String)
+    /// A coordinate, radius or box is out of range.
+    case invalidLocation(reason: String)
+    /// Another process holds a lock long enough that the operation gave up.
+    case busy(path: String)
+    /// A batch is inconsistent (e.g. an item of another store).
+    case invalidBatch(reason: String)
+    /// The database reported an error none of the cases above explains.
+    case database(path: String, message: String)
+}
+
+extension SearchIndexError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .indexNotFound(let path):
+            "no index at \(path); build one with: searchctl index --store <store.sqlite>"
+        case .notAnIndex(let path, let detail):
+            "\(path) is not a Searchlight index (\(detail)); rebuild it with: searchctl index --rebuild"
+        case .newerSchema(let path, let version):
+            "\(path) has schema version \(version), newer than this searchctl understands; upgrade Searchlight"
+        case .invalidQuery(let reason):
+            "invalid query: \(reason)"
+        case .invalidLocation(let reason):
+            "invalid location: \(reason)"
+        case .busy(let path):
+            "\(path) is locked by another process; try again in a moment"
+        case .invalidBatch(let reason):
+            "invalid batch: \(reason)"
+        case .database(let path, let message):
+            "\(path): database error: \(message)"
+        }
+    }
+}
