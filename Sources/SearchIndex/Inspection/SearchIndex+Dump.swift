@@ -1,0 +1,105 @@
+import Foundation
+import GRDB
+
+extension SearchIndex {
+    /// Every item exactly as indexed, ordered by URI, optionally of some entities only.
+    public func dump(entities: [String] = []) throws(SearchIndexError) -> [IndexedItem] {
+        var items: [IndexedItem] = []
+        try dump(entities: entities) { items.append($0) }
+        return items
+    }
+
+    /// Streams every item exactly as indexed, ordered by URI, without holding them all in memory.
+    public func dump(entities: [String] = [], _ body: (IndexedItem) throws -> Void) throws(SearchIndexError) {
+        let filter = entities.isEmpty ? "" : " WHERE entity IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))"
+        try read { db in
+            let cursor = try Row.fetchCursor(db, sql: """
+                SELECT uri, entity, display_name, title, text, keywords, latitude, longitude, date, rank FROM items\(filter) ORDER BY uri
+                """, arguments: StatementArguments(entities))
+            while let row = try cursor.next() {
+                try body(IndexedItem(
+                    uri: row[0], entity: row[1], displayName: row[2], title: row[3],
+                    text: Self.split(row[4]), keywords: Self.split(row[5]), latitude: row[6], longitude: row[7],
+                    date: (row[8] as Double?).map(Date.init(timeIntervalSinceReferenceDate:)), rank: row[9]))
+            }
+        }
+    }
+
+    static func split(_ joined: String) -> [String] {
+        joined.isEmpty ? [] : joined.components(separatedBy: fieldSeparator)
+    }
+}
+
+/// What `status` reports about an index.
+public struct IndexStatistics: Sendable, Hashable {
+    /// Items per entity.
+    public var itemsPerEntity: [String: Int]
+    /// Items with a location.
+    public var locatedItems: Int
+    /// The file's size in bytes (WAL included).
+    public var sizeInBytes: Int64
+    /// The schema version.
+    public var schemaVersion: Int
+    /// Every store's checkpoint.
+    public var checkpoints: [StoreCheckpoint]
+}
+
+extension SearchIndex {
+    /// Counts, size, schema version and checkpoints.
+    public func statistics() throws(SearchIndexError) -> IndexStatistics {
+        let checkpoints = try checkpoints()
+        let (counts, located, version) = try read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT entity, COUNT(*) FROM items GROUP BY entity ORDER BY entity")
+            return (Dictionary(rows.map { ($0[0] as String, $0[1] as Int) }, uniquingKeysWith: +),
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items_geo") ?? 0,
+                    try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0)
+        }
+        let size = ["", "-wal"].reduce(Int64(0)) { total, suffix in
+            total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int64) ?? 0)
+        }
+        return IndexStatistics(itemsPerEntity: counts, locatedItems: located, sizeInBytes: size, schemaVersion: version, checkpoints: checkpoints)
+    }
+}
+
+/// What `explain` shows: the parse, the plan, the SQL and SQLite's query plan for each statement.
+public struct SearchExplanation: Sendable {
+    /// One statement the search ran.
+    public struct Statement: Sendable {
+        /// The SQL.
+        public var sql: String
+        /// `EXPLAIN QUERY PLAN` rows, indented by depth.
+        public var queryPlan: [String]
+    }
+
+    /// The parsed query, if any.
+    public var parsedQuery: ParsedQuery?
+    /// The FTS5 expression, if any.
+    public var expression: String?
+    /// The plan chosen.
+    public var plan: SearchPlan
+    /// The statements, in order.
+    public var statements: [Statement]
+}
+
+extension SearchIndex {
+    /// Runs a search and reports how it ran.
+    public func explain(_ request: SearchRequest) throws(SearchIndexError) -> SearchExplanation {
+        let parsed = try Self.validate(request)
+        return try read { db in
+            var search = Search(db: db, request: request, parsed: parsed)
+            let results = try search.run()
+            var statements: [SearchExplanation.Statement] = []
+            for (sql, arguments) in search.statements {
+                var depth: [Int: Int] = [:]
+                let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { row -> String in
+                    let id: Int = row["id"], parent: Int = row["parent"]
+                    let level = (depth[parent] ?? -1) + 1
+                    depth[id] = level
+                    return String(repeating: "  ", count: level) + (row["detail"] as String)
+                }
+                statements.append(.init(sql: sql, queryPlan: plan))
+            }
+            return SearchExplanation(parsedQuery: parsed, expression: parsed?.expression, plan: results.plan, statements: statements)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import GRDB
+@testable import SearchIndex
+import Testing
+
+@Suite("Searching words in every language")
+struct LanguageSearchTests {
+    let index: SearchIndex
+
+    init() throws {
+        let path = IndexFixtures.temporaryDirectory().appendingPathComponent("index.searchindex").path
+        index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        try index.apply(IndexBatch(upserts: [
+            IndexFixtures.item(1, "横浜", text: ["横浜市の港"]),
+            IndexFixtures.item(2, "Zürich", text: ["Die größte Stadt der Schweiz"]),
+            IndexFixtures.item(3, "Hauptstraße", text: ["Eine Straße in Wien"]),
+            IndexFixtures.item(4, "Tokyo", text: ["Capital of Japan"]),
+            IndexFixtures.item(5, "เชียงใหม่", text: ["ฉันอาศัยอยู่ที่เชียงใหม่", "ยินดีต้อนรับสู่กรุงเทพมหานคร"]),
+            IndexFixtures.item(6, "東京都渋谷区", text: ["Shibuya"]),
+            IndexFixtures.item(7, "São Paulo", text: ["A maior cidade do Brasil"]),
+            IndexFixtures.item(8, "Kyoto", text: ["Tokyo is far away"]),
+        ], checkpoint: IndexFixtures.checkpoint(1)))
+    }
+
+    func uris(_ query: String) throws -> [String] {
+        try index.search(SearchRequest(query: query)).hits.map(\.uri)
+    }
+
+    @Test("the words of the issue find what they should", arguments: [
+        ("横浜", ["p1"]), ("zurich", ["p2"]), ("ZÜRICH", ["p2"]), ("strasse", ["p3"]), ("straße", ["p3"]),
+        ("ＴＯＫＹＯ", ["p4", "p8"]), ("เชียงใหม่", ["p5"]), ("กรุงเทพมหานคร", ["p5"]), ("渋谷", ["p6"]),
+        ("東京都", ["p6"]), ("sao paulo", ["p7"]), ("\"maior cidade\"", ["p7"]), ("cidade maior", ["p7"]),
+        ("\"cidade maior\"", []), ("tok*", ["p4", "p8"]), ("zur*", ["p2"]), ("kyoto OR zurich", ["p2", "p8"]),
+        ("tokyo -kyoto", ["p4"]), ("groesste", []), ("größte", ["p2"]),
+    ])
+    func finds(query: String, expected: [String]) throws {
+        #expect(Set(try uris(query).map { String($0.split(separator: "/").last ?? "") }) == Set(expected), "\(query)")
+    }
+
+    @Test("display name ranks above text: Tokyo before the Kyoto that mentions Tokyo")
+    func ranking() throws {
+        #expect(try uris("tokyo").first?.hasSuffix("/p4") == true)
+    }
+
+    @Test("highlights land on the original characters")
+    func highlights() throws {
+        let hit = try #require(try index.search(SearchRequest(query: "zurich", snippets: true)).hits.first)
+        #expect(hit.snippet?.contains("[Zürich]") == true)
+        let japanese = try #require(try index.search(SearchRequest(query: "港", snippets: true)).hits.first)
+        #expect(japanese.snippet?.contains("[港]") == true)
+        let thai = try #require(try index.search(SearchRequest(query: "กรุงเทพมหานคร", snippets: true)).hits.first)
+        #expect(thai.snippet?.contains("[กรุงเทพมหานคร]") == true)
+        let street = try #require(try index.search(SearchRequest(query: "strasse", snippets: true)).hits.first)
+        #expect(street.snippet?.contains("[Straße]") == true)
+    }
+
+    @Test("hostile queries return results or a clear error, never an SQLite error", arguments: [
+        "\"unbalanced", "unbalanced\"", "\"\"", "OR", "AND", "NOT", "OR OR", "tokyo OR", "OR tokyo", "-", "--", "- tokyo",
+        "NEAR(", "NEAR(tokyo kyoto)", "^tokyo", "*", "**", "tok**", "*tok", "title:tokyo", "{title}: tokyo", "tokyo + kyoto",
+        "(tokyo", "tokyo)", "col:", ":", "\u{0}", "tokyo\u{0}kyoto", "'", "\\", "%", "\u{FFFD}", "-tokyo", "-tokyo -kyoto",
+        String(repeating: "a", count: 100_000), String(repeating: "tokyo ", count: 20_000), String(repeating: "\"", count: 501),
+    ])
+    func hostile(query: String) {
+        do {
+            _ = try index.search(SearchRequest(query: query))
+        } catch .invalidQuery(let reason) {
+            #expect(!reason.isEmpty && !reason.lowercased().contains("sqlite") && !reason.contains("fts5"))
+        } catch {
+            Issue.record("\(query.prefix(40)): \(error)")
+        }
+    }
+
+    @Test("invalid UTF-8 in stored text is indexed without harm")
+    func invalidUTF8() throws {
+        let bytes: [UInt8] = [0x41, 0xFF, 0xFE, 0x42, 0xC3]
+        let text = String(decoding: bytes, as: UTF8.self)
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(99, "bad \(text) bytes")], checkpoint: IndexFixtures.checkpoint(2)))
+        #expect(try uris("bytes").count == 1)
+    }
+}
+
+@Suite("Batches, checkpoints and the index file")
+struct BatchTests {
+    let directory = IndexFixtures.temporaryDirectory()
+
+    @Test("upserts are idempotent, deletes remove, the checkpoint travels with the batch")
+    func batches() throws {
+        let index = try SearchIndex(path: directory.appendingPathComponent("a.searchindex").path, mode: .readWrite(permissions: nil))
+        let batch = IndexBatch(upserts: [IndexFixtures.item(1, "Lisbon", latitude: 38.7, longitude: -9.1), IndexFixtures.item(2, "Porto")],
+                               checkpoint: IndexFixtures.checkpoint(5))
+        #expect(try index.apply(batch) == BatchResult(inserted: 2, updated: 0, deleted: 0))
+        #expect(try index.apply(batch) == BatchResult(inserted: 0, updated: 2, deleted: 0))
+        #expect(try index.dump().count == 2)
+        #expect(try index.checkpoint(storeUUID: "STORE-A")?.token == 5)
+        // Rename: old words gone, new words found.
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Lisboa", latitude: 38.7, longitude: -9.1)], checkpoint: IndexFixtures.checkpoint(6)))
+        #expect(try index.search(SearchRequest(query: "lisbon")).hits.isEmpty)
+        #expect(try index.search(SearchRequest(query: "lisboa")).hits.count == 1)
+        #expect(try index.search(SearchRequest(near: try Coordinate(latitude: 38.7, longitude: -9.1), radius: 10)).hits.count == 1)
+        #expect(try index.apply(IndexBatch(deletes: ["x-coredata://STORE-A/Place/p1", "x-coredata://STORE-A/Place/p404"],
+                                           checkpoint: IndexFixtures.checkpoint(7))) == BatchResult(inserted: 0, updated: 0, deleted: 1))
+        #expect(try index.search(SearchRequest(query: "lisboa")).hits.isEmpty)
+        #expect(try index.search(SearchRequest(near: try Coordinate(latitude: 38.7, longitude: -9.1), radius: 10)).hits.isEmpty)
+        #expect(try index.dump().map(\.uri) == ["x-coredata://STORE-A/Place/p2"])
+        // Several stores share one index, each with its checkpoint; removing one leaves the other.
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Porto", store: "STORE-B")], checkpoint: IndexFixtures.checkpoint(1, store: "STORE-B")))
+        #expect(try index.checkpoints().map(\.storeUUID) == ["STORE-A", "STORE-B"])
+        #expect(try index.search(SearchRequest(query: "porto")).hits.count == 2)
+        #expect(try index.removeStore(uuid: "STORE-A") == 1)
+        #expect(try index.search(SearchRequest(query: "porto")).hits.map(\.uri) == ["x-coredata://STORE-B/Place/p1"])
+        #expect(try index.checkpoints().map(\.storeUUID) == ["STORE-B"])
+    }
+
+    @Test("a new index takes the permissions it is given, never wider, and so do its WAL files")
+    func permissions() throws {
+        let path = directory.appendingPathComponent("private.searchindex").path
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: 0o640))
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Oslo")], checkpoint: IndexFixtures.checkpoint(1)))
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            let mode = try FileManager.default.attributesOfItem(atPath: path + suffix)[.posixPermissions] as? Int
+            #expect(mode == 0o640, "\(suffix)")
+        }
+    }
+
+    @Test("a read-only open never creates, and refuses what is not an index")
+    func opening() throws {
+        let missing = directory.appendingPathComponent("missing.searchindex").path
+        #expect(throws: SearchIndexError.indexNotFound(path: missing)) { try SearchIndex(path: missing, mode: .readOnly) }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        let other = directory.appendingPathComponent("other.sqlite").path
+        let queue = try DatabaseQueue(path: other)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE t (x)") }
+        try queue.close()
+        #expect(throws: SearchIndexError.self) { try SearchIndex(path: other, mode: .readOnly) }
+        #expect(throws: SearchIndexError.self) { try SearchIndex(path: other, mode: .readWrite(permissions: nil)) }
+        let garbage = directory.appendingPathComponent("garbage.searchindex")
+        try Data(repeating: 0x42, count: 4096).write(to: garbage)
+        #expect(throws: SearchIndexError.self) { try SearchIndex(path: garbage.path, mode: .readOnly) }
+    }
+}
