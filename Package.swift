@@ -41,6 +41,10 @@ let package = Package(
                 "CSearchTokenizer",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
+        // Test helper: writes batches until a test kills it (crash-atomicity tests).
+        .executableTarget(
+            name: "index-crash-helper",
+            dependencies: ["SearchIndex"]),
         .executableTarget(
             name: "searchctl",
             dependencies: [
@@ -60,7 +64,7 @@ let package = Package(
             dependencies: ["CoreDataStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "SearchIndexTests",
-            dependencies: ["SearchIndex", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["SearchIndex", "index-crash-helper", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "searchctlTests",
             dependencies: ["CoreDataStore", "searchctl"]),

@@ -1,0 +1,56 @@
+import Foundation
+@testable import SearchIndex
+import Testing
+
+@Suite("Crash atomicity, for real")
+struct CrashTests {
+    static let helper: URL = {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("index-crash-helper")
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/debug/index-crash-helper")
+    }()
+
+    static let batchSize = 1_000
+
+    /// The exact contents after batch `token` (see the helper's header).
+    static func expected(after token: Int64) -> [String: String] {
+        guard token > 0 else { return [:] }
+        let live = max(0, (Int(token) - 1) * batchSize)..<((Int(token) + 1) * batchSize)
+        return Dictionary(uniqueKeysWithValues: live.map { (String(format: "x-coredata://CRASH/Item/p%09d", $0), "item \($0) v\(token)") })
+    }
+
+    @Test("SIGKILL in the middle of large batches, 50 times: the index always opens at exactly the last checkpoint")
+    func killMidBatch() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString).searchindex").path
+        var generator = SeededGenerator(state: 1234)
+        var token: Int64 = 0
+        var progressed = 0
+        for round in 0..<50 {
+            let process = Process()
+            process.executableURL = Self.helper
+            process.arguments = [path, String(token + 1), "1000", String(Self.batchSize)]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32.random(in: 100_000...900_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal, "round \(round): the helper ended on its own")
+
+            let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+            let now = try index.checkpoint(storeUUID: "CRASH")?.token ?? 0
+            #expect(now >= token, "round \(round): the checkpoint went backwards")
+            if now > token { progressed += 1 }
+            token = now
+            let items = try index.dump()
+            let actual = Dictionary(items.map { ($0.uri, $0.displayName) }, uniquingKeysWith: { first, _ in first })
+            #expect(items.count == actual.count, "round \(round): duplicate items")
+            #expect(actual == Self.expected(after: token), "round \(round): index differs from checkpoint \(token)")
+            // The FTS and R-tree tables agree with the items.
+            #expect(try index.count(SearchRequest(query: "fox")) == actual.count)
+            #expect(try index.count(SearchRequest(near: try Coordinate(latitude: 0, longitude: 0), radius: GeoMath.maximumDistance)) == actual.count)
+        }
+        #expect(progressed >= 10, "too few kills landed after a commit to exercise recovery")
+    }
+}
