@@ -54,3 +54,54 @@ struct CrashTests {
         #expect(progressed >= 10, "too few kills landed after a commit to exercise recovery")
     }
 }
+
+@Suite("Readers beside a writer")
+struct ConcurrencyTests {
+    @Test("searches and status in other connections always see whole batches while a writer commits")
+    func readersBesideWriter() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("concurrent-\(UUID().uuidString).searchindex").path
+        let writer = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        let batches = 200, size = 300
+        // Blocking database work runs on its own threads, as separate reader processes would.
+        let group = DispatchGroup()
+        let failures = Failures()
+        DispatchQueue(label: "writer").async(group: group) {
+            do {
+                for batch in 1...batches {
+                    let items = (0..<size).map { IndexedItem(uri: "x-coredata://C/Item/p\(batch * size + $0)", entity: "Item", displayName: "fox \(batch)") }
+                    try writer.apply(IndexBatch(upserts: items, checkpoint: StoreCheckpoint(storeUUID: "C", storePath: "/c", token: Int64(batch))))
+                }
+            } catch { failures.record("writer: \(error)") }
+        }
+        for number in 0..<2 {
+            DispatchQueue(label: "reader \(number)").async(group: group) {
+                do {
+                    let reader = try SearchIndex(path: path, mode: .readOnly)
+                    var observations = 0, seenTokens: Set<Int64> = []
+                    while true {
+                        let statistics = try reader.statistics()
+                        let token = statistics.checkpoints.first?.token ?? 0
+                        if statistics.itemsPerEntity["Item", default: 0] != Int(token) * size {
+                            failures.record("reader \(number) saw \(statistics.itemsPerEntity) at token \(token)")
+                        }
+                        observations += 1
+                        seenTokens.insert(token)
+                        if token == Int64(batches) { break }
+                    }
+                    if seenTokens.count < 3 { failures.record("reader \(number) saw only \(seenTokens.count) states in \(observations) reads") }
+                } catch { failures.record("reader \(number): \(error)") }
+            }
+        }
+        group.wait()
+        #expect(failures.messages.isEmpty, "\(failures.messages)")
+    }
+}
+
+/// Collects failures from several threads.
+final class Failures: @unchecked Sendable {
+    // Safe: every access to `list` holds `lock`.
+    private let lock = NSLock()
+    private var list: [String] = []
+    func record(_ message: String) { lock.withLock { list.append(message) } }
+    var messages: [String] { lock.withLock { list } }
+}

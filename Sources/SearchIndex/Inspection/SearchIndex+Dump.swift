@@ -47,12 +47,13 @@ public struct IndexStatistics: Sendable, Hashable {
 extension SearchIndex {
     /// Counts, size, schema version and checkpoints.
     public func statistics() throws(SearchIndexError) -> IndexStatistics {
-        let checkpoints = try checkpoints()
-        let (counts, located, version) = try read { db in
+        // One snapshot: counts and checkpoints always describe the same committed state.
+        let (counts, located, version, checkpoints) = try read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT entity, COUNT(*) FROM items GROUP BY entity ORDER BY entity")
             return (Dictionary(rows.map { ($0[0] as String, $0[1] as Int) }, uniquingKeysWith: +),
                     try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items_geo") ?? 0,
-                    try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0)
+                    try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0,
+                    try Self.fetchCheckpoints(db))
         }
         let size = ["", "-wal"].reduce(Int64(0)) { total, suffix in
             total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int64) ?? 0)

@@ -39,12 +39,14 @@ extension SearchIndex {
 
     /// Every store's checkpoint, by UUID.
     public func checkpoints() throws(SearchIndexError) -> [StoreCheckpoint] {
-        try read { db in
-            try Row.fetchAll(db, sql: "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at FROM stores ORDER BY uuid").map { row in
-                StoreCheckpoint(storeUUID: row[0], storePath: row[1], token: row[2], modelDigest: row[3],
-                                configurationDigest: row[4], exportState: row[5],
-                                updatedAt: Date(timeIntervalSinceReferenceDate: row[6]))
-            }
+        try read { db in try Self.fetchCheckpoints(db) }
+    }
+
+    static func fetchCheckpoints(_ db: Database) throws -> [StoreCheckpoint] {
+        try Row.fetchAll(db, sql: "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at FROM stores ORDER BY uuid").map { row in
+            StoreCheckpoint(storeUUID: row[0], storePath: row[1], token: row[2], modelDigest: row[3],
+                            configurationDigest: row[4], exportState: row[5],
+                            updatedAt: Date(timeIntervalSinceReferenceDate: row[6]))
         }
     }
 
