@@ -40,6 +40,8 @@ let package = Package(
             dependencies: [
                 "CSearchTokenizer",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Batches bind values straight onto prepared statements (see searchbench index).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         // Test helper: writes batches until a test kills it (crash-atomicity tests).
         .executableTarget(
@@ -55,6 +57,7 @@ let package = Package(
             name: "searchbench",
             dependencies: [
                 "CoreDataStore",
+                "SearchIndex",
                 // The baseline talks to SQLite's C API directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

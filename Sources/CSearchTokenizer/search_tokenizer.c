@@ -219,10 +219,12 @@ int searchlight_register_tokenizer(sqlite3 *db) {
 
 // MARK: direct use
 
+// Opening a break iterator costs more than tokenizing a query, so each thread keeps one.
+static _Thread_local Tokenizer *thread_tokenizer = NULL;
+
 int searchlight_tokenize(const char *text, int length, void *context, searchlight_token_callback callback) {
-    Tokenizer *t = tokenizer_new();
-    if (!t) return -1;
-    int rc = tokenize_with(t, text, length, context, callback);
-    tokenizer_free(t);
+    if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
+    if (!thread_tokenizer) return -1;
+    int rc = tokenize_with(thread_tokenizer, text, length, context, callback);
     return rc < 0 ? -1 : rc;
 }

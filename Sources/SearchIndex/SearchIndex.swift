@@ -26,7 +26,11 @@ public final class SearchIndex: Sendable {
         let manager = FileManager.default
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in try SearchTokenizer.register(on: db) }
+        configuration.prepareDatabase { db in
+            try SearchTokenizer.register(on: db)
+            // FTS5 segment merges and the R-tree touch many pages: a 64 MiB cache keeps them in memory.
+            try db.execute(sql: "PRAGMA cache_size = -65536")
+        }
         do {
             switch mode {
             case .readOnly:

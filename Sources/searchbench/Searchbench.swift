@@ -6,6 +6,6 @@ struct Searchbench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "searchbench",
         abstract: "Benchmarks, each compared in the same run with a raw-SQLite baseline doing the same work.",
-        discussion: "Build with -c release: swift run -c release searchbench store-read",
-        subcommands: [StoreReadBenchmark.self])
+        discussion: "Build with -c release: swift run -c release searchbench store-read | index --geonames .build/geonames/cities500.json",
+        subcommands: [StoreReadBenchmark.self, IndexBenchmark.self])
 }

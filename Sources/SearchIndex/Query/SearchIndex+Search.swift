@@ -118,7 +118,7 @@ struct Search {
             placeEstimate = Int.max // every match is a hit; only the text can narrow it
         } else {
             // Nearest-first: about needed × (places per match) rows to look at before enough match.
-            let located = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items_geo") ?? 0
+            let located = try estimatedItemCount()
             placeEstimate = textEstimate == 0 ? 0 : min(located, needed.multipliedReportingOverflow(by: max(1, located / max(1, textEstimate))).partialValue)
         }
         if textEstimate <= placeEstimate {
@@ -265,7 +265,7 @@ struct Search {
     mutating func nearest(textFilter: String?) throws -> [Candidate] {
         guard center != nil else { return [] }
         let limit = request.radius ?? GeoMath.maximumDistance
-        let located = max(1, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items_geo") ?? 1)
+        let located = max(1, try estimatedItemCount())
         // Start where a uniform spread would put 4 × needed points; grow ×4 each round.
         let earthArea = 4 * Double.pi * GeoMath.earthRadius * GeoMath.earthRadius
         let wanted = Double(min(needed, located)) * 4
@@ -281,6 +281,12 @@ struct Search {
             if hits.count >= needed || radius >= limit { return hits }
             radius = min(limit, radius * 4)
         }
+    }
+
+    /// Roughly how many items the index holds, in O(log n): the largest row id. Only starting
+    /// radii and plan choices use it; counting the R-tree would scan it whole.
+    func estimatedItemCount() throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT MAX(id) FROM items") ?? 0
     }
 
     // MARK: Order

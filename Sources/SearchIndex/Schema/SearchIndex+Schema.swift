@@ -38,6 +38,7 @@ extension SearchIndex {
                 );
                 CREATE VIRTUAL TABLE items_geo USING rtree(id, min_lat, max_lat, min_lon, max_lon);
                 CREATE VIRTUAL TABLE items_vocab USING fts5vocab(items_fts, 'row');
+                INSERT INTO items_fts (items_fts, rank) VALUES ('automerge', 8);
                 """)
         }
         return migrator

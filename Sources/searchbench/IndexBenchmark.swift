@@ -1,0 +1,262 @@
+import ArgumentParser
+import Foundation
+import GRDBSQLite
+import SearchIndex
+
+/// Indexing and query latency of Searchlight's index against a naive SQLite setup on the same data:
+/// FTS5 with `unicode61 remove_diacritics 2` plus an R-tree, plain inserts, naive joins and scans.
+struct IndexBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "index",
+        abstract: "Bulk indexing and query latencies of the search index versus a naive FTS5 + R-tree baseline.",
+        discussion: "Fetch the data first: scripts/fetch-geonames")
+
+    @Option(help: "GeoNames cities500.json (from scripts/fetch-geonames).")
+    var geonames = ".build/geonames/cities500.json"
+
+    @Option(name: .customLong("scale"), help: "Replication factors to measure (1 = 234,908 places; 4 ≈ 1 M). Repeatable.")
+    var scales: [Int] = [1, 4]
+
+    @Option(help: "Queries per kind.")
+    var queries = 200
+
+    @Option(help: "Folder for the generated index files.")
+    var workdir = FileManager.default.temporaryDirectory.path
+
+    func run() throws {
+        let places = try GeoNames.load(path: geonames)
+        print("index: GeoNames cities500 (\(grouped(Double(places.count))) places, CC-BY 4.0 geonames.org), \(queries) queries per kind")
+        print("machine: \(machineDescription())")
+        print("")
+        print("| measure | items | Searchlight | baseline | ratio |")
+        print("|---|---:|---:|---:|---:|")
+        for scale in scales {
+            try measure(GeoNames.replicated(places, scale: scale))
+        }
+        print("")
+        print("ratio: items/s ours ÷ baseline; latencies baseline ÷ ours (above 1 = Searchlight faster).")
+    }
+
+    private func measure(_ places: [GeoNamesPlace]) throws {
+        let base = URL(fileURLWithPath: workdir).appendingPathComponent("searchbench-\(getpid())-\(places.count)")
+        defer { for suffix in [".searchindex", ".searchindex-wal", ".searchindex-shm", ".baseline", ".baseline-wal", ".baseline-shm"] {
+            try? FileManager.default.removeItem(atPath: base.path + suffix)
+        } }
+        let label = grouped(Double(places.count))
+
+        // Bulk indexing.
+        let index = try SearchIndex(path: base.path + ".searchindex", mode: .readWrite(permissions: nil))
+        var oursSeconds = 0.0
+        for start in stride(from: 0, to: places.count, by: 5_000) {
+            let items = (start..<min(start + 5_000, places.count)).map { Self.item(places[$0], key: $0) }
+            let batch = IndexBatch(upserts: items, checkpoint: StoreCheckpoint(storeUUID: "BENCH", storePath: "/bench", token: Int64(start)))
+            oursSeconds += try Clock.seconds { try index.apply(batch) }
+        }
+        let baseline = try Baseline(path: base.path + ".baseline")
+        var baselineSeconds = 0.0
+        for start in stride(from: 0, to: places.count, by: 5_000) {
+            let slice = Array(places[start..<min(start + 5_000, places.count)])
+            baselineSeconds += try Clock.seconds { try baseline.insert(slice, firstKey: start) }
+        }
+        let ours = Double(places.count) / oursSeconds, theirs = Double(places.count) / baselineSeconds
+        print("| bulk indexing (items/s) | \(label) | \(grouped(ours)) | \(grouped(theirs)) | \(String(format: "%.2f", ours / theirs))× |")
+
+        // Queries.
+        let workload = Workload(places: places, count: queries)
+        var agreements = 0, checks = 0
+        func row(_ name: String, _ requests: [SearchRequest], _ naive: (SearchRequest) throws -> [String], compare: Bool = false) throws {
+            var oursTimes: [Double] = [], baselineTimes: [Double] = []
+            for request in requests {
+                var mine: [String] = [], theirs: [String] = []
+                oursTimes.append(try Clock.seconds { mine = try index.search(request).hits.map(\.uri) })
+                baselineTimes.append(try Clock.seconds { theirs = try naive(request) })
+                if compare { checks += 1; if mine == theirs { agreements += 1 } }
+            }
+            let (o50, o99) = Self.percentiles(oursTimes), (b50, b99) = Self.percentiles(baselineTimes)
+            print("| \(name) p50 / p99 (ms) | \(label) | \(Self.ms(o50)) / \(Self.ms(o99)) | \(Self.ms(b50)) / \(Self.ms(b99)) | \(String(format: "%.1f", b50 / o50))× / \(String(format: "%.1f", b99 / o99))× |")
+        }
+        try row("text top-20", workload.words.map { SearchRequest(query: $0) }) { try baseline.text("\"\($0.query ?? "")\"") }
+        try row("prefix top-20", workload.prefixes.map { SearchRequest(query: $0 + "*") }) { try baseline.text("\"\(($0.query ?? "").dropLast())\" *") }
+        try row("phrase top-20", workload.phrases.map { SearchRequest(query: "\"\($0)\"") }) { try baseline.text($0.query ?? "") }
+        try row("bbox 1°×1°", workload.boxes.map { SearchRequest(boundingBox: $0) }, { try baseline.box($0.boundingBox) }, compare: true)
+        try row("radius 25 km", workload.centers.map { SearchRequest(near: $0, radius: 25_000) }, { try baseline.radius(center: $0.near, radius: 25_000) }, compare: true)
+        try row("kNN-10", workload.centers.map { SearchRequest(near: $0, limit: 10) }, { try baseline.nearest(center: $0.near, k: 10) }, compare: true)
+        try row("text + radius 50 km", zip(workload.mixedWords, workload.centers).map { SearchRequest(query: $0, near: $1, radius: 50_000) }) {
+            try baseline.textNear("\"\($0.query ?? "")\"", center: $0.near, radius: 50_000)
+        }
+        FileHandle.standardError.write(Data("checks: \(agreements) of \(checks) spatial answers identical to the baseline's\n".utf8))
+    }
+
+    static func item(_ place: GeoNamesPlace, key: Int) -> IndexedItem {
+        IndexedItem(uri: "x-coredata://BENCH/Place/p\(key + 1)", entity: "Place", displayName: place.name,
+                    text: [place.alternatenames.joined(separator: ", ")], keywords: [place.countrycode, place.timezone],
+                    latitude: place.latitude, longitude: place.longitude, rank: Double(place.population))
+    }
+
+    static func percentiles(_ times: [Double]) -> (Double, Double) {
+        let sorted = times.sorted()
+        guard !sorted.isEmpty else { return (0, 0) }
+        return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)])
+    }
+
+    static func ms(_ seconds: Double) -> String { String(format: "%.2f", seconds * 1000) }
+}
+
+/// Deterministic query sets drawn from the data.
+struct Workload {
+    var words: [String] = [], prefixes: [String] = [], phrases: [String] = [], mixedWords: [String] = []
+    var boxes: [BoundingBox] = [], centers: [Coordinate] = []
+
+    init(places: [GeoNamesPlace], count: Int) {
+        var generator = SplitMix64(state: 2026)
+        func asciiWords(_ name: String) -> [String] {
+            name.split(separator: " ").map(String.init).filter { $0.count >= 3 && $0.allSatisfy { $0.isASCII && $0.isLetter } }
+        }
+        var frequency: [String: Int] = [:]
+        for place in places.prefix(300_000) { for word in asciiWords(place.name) { frequency[word.lowercased(), default: 0] += 1 } }
+        let common = frequency.sorted { $0.value > $1.value }.prefix(20).map(\.key)
+        while words.count < count || phrases.count < count {
+            let place = places[Int.random(in: 0..<places.count, using: &generator)]
+            let candidates = asciiWords(place.name)
+            if let word = candidates.randomElement(using: &generator), words.count < count {
+                words.append(word)
+                prefixes.append(String(word.prefix(3)))
+            }
+            if candidates.count >= 2, phrases.count < count { phrases.append(candidates[0] + " " + candidates[1]) }
+        }
+        for index in 0..<count {
+            let place = places[Int.random(in: 0..<places.count, using: &generator)]
+            mixedWords.append(index % 2 == 0 ? common[index / 2 % common.count] : words[index])
+            if let center = try? Coordinate(latitude: place.latitude, longitude: place.longitude) { centers.append(center) }
+            if let box = try? BoundingBox(minLatitude: max(-90, place.latitude - 0.5), minLongitude: max(-180, place.longitude - 0.5),
+                                          maxLatitude: min(90, place.latitude + 0.5), maxLongitude: min(180, place.longitude + 0.5)) {
+                boxes.append(box)
+            }
+        }
+    }
+}
+
+/// The naive baseline: what one writes straight on SQLite without thinking about plans.
+final class Baseline {
+    let sqlite: RawSQLite
+
+    init(path: String) throws {
+        sqlite = try RawSQLite(path: path)
+        try sqlite.execute("""
+            PRAGMA journal_mode = WAL;
+            CREATE TABLE places (id INTEGER PRIMARY KEY, uri TEXT, latitude REAL, longitude REAL, population INTEGER);
+            CREATE VIRTUAL TABLE places_fts USING fts5(name, title, text, keywords, tokenize = 'unicode61 remove_diacritics 2');
+            CREATE VIRTUAL TABLE places_geo USING rtree(id, min_lat, max_lat, min_lon, max_lon);
+            """)
+    }
+
+    func insert(_ places: [GeoNamesPlace], firstKey: Int) throws {
+        try sqlite.execute("BEGIN")
+        for (offset, place) in places.enumerated() {
+            let id = Int64(firstKey + offset + 1)
+            let row = try sqlite.statement("INSERT INTO places (id, uri, latitude, longitude, population) VALUES (?, ?, ?, ?, ?)")
+            sqlite3_bind_int64(row, 1, id)
+            RawSQLite.bind(row, 2, "x-coredata://BENCH/Place/p\(id)")
+            sqlite3_bind_double(row, 3, place.latitude)
+            sqlite3_bind_double(row, 4, place.longitude)
+            sqlite3_bind_int64(row, 5, Int64(place.population))
+            guard sqlite3_step(row) == SQLITE_DONE else { throw BenchmarkError("insert failed") }
+            let text = try sqlite.statement("INSERT INTO places_fts (rowid, name, title, text, keywords) VALUES (?, ?, '', ?, ?)")
+            sqlite3_bind_int64(text, 1, id)
+            RawSQLite.bind(text, 2, place.name)
+            RawSQLite.bind(text, 3, place.alternatenames.joined(separator: ", "))
+            RawSQLite.bind(text, 4, place.countrycode + " " + place.timezone)
+            guard sqlite3_step(text) == SQLITE_DONE else { throw BenchmarkError("fts insert failed") }
+            let geo = try sqlite.statement("INSERT INTO places_geo VALUES (?, ?, ?, ?, ?)")
+            sqlite3_bind_int64(geo, 1, id)
+            for (index, value) in [place.latitude, place.latitude, place.longitude, place.longitude].enumerated() {
+                sqlite3_bind_double(geo, Int32(index + 2), value)
+            }
+            guard sqlite3_step(geo) == SQLITE_DONE else { throw BenchmarkError("rtree insert failed") }
+        }
+        try sqlite.execute("COMMIT")
+    }
+
+    func text(_ match: String) throws -> [String] {
+        let statement = try sqlite.statement("""
+            SELECT p.uri, bm25(places_fts, 10.0, 6.0, 2.0, 1.0) AS score FROM places_fts JOIN places p ON p.id = places_fts.rowid
+            WHERE places_fts MATCH ? ORDER BY score LIMIT 20
+            """)
+        RawSQLite.bind(statement, 1, match)
+        var uris: [String] = []
+        while sqlite3_step(statement) == SQLITE_ROW { uris.append(RawSQLite.text(statement, 0)) }
+        return uris
+    }
+
+    /// Rows in a lat/lon box (no antimeridian handling), with exact coordinates.
+    private func rows(minLat: Double, maxLat: Double, minLon: Double, maxLon: Double) throws -> [(String, Double, Double)] {
+        let statement = try sqlite.statement("""
+            SELECT p.uri, p.latitude, p.longitude FROM places_geo g JOIN places p ON p.id = g.id
+            WHERE g.max_lat >= ? AND g.min_lat <= ? AND g.max_lon >= ? AND g.min_lon <= ?
+            """)
+        for (index, value) in [minLat, maxLat, minLon, maxLon].enumerated() { sqlite3_bind_double(statement, Int32(index + 1), value) }
+        var rows: [(String, Double, Double)] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            rows.append((RawSQLite.text(statement, 0), sqlite3_column_double(statement, 1), sqlite3_column_double(statement, 2)))
+        }
+        return rows
+    }
+
+    static func haversine(_ a: Coordinate, _ latitude: Double, _ longitude: Double) -> Double {
+        let φ1 = a.latitude * .pi / 180, φ2 = latitude * .pi / 180, Δφ = φ2 - φ1, Δλ = (longitude - a.longitude) * .pi / 180
+        let h = sin(Δφ / 2) * sin(Δφ / 2) + cos(φ1) * cos(φ2) * sin(Δλ / 2) * sin(Δλ / 2)
+        return 2 * 6_371_008.8 * atan2(sqrt(min(1, h)), sqrt(max(0, 1 - h)))
+    }
+
+    private static func top(_ rows: [(String, Double)], _ k: Int) -> [String] {
+        rows.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(k).map(\.0)
+    }
+
+    func box(_ box: BoundingBox?) throws -> [String] {
+        guard let box else { return [] }
+        let center = box.center
+        let rows = try rows(minLat: box.minLatitude, maxLat: box.maxLatitude, minLon: box.minLongitude, maxLon: box.maxLongitude)
+            .filter { box.contains(latitude: $0.1, longitude: $0.2) }
+        return Self.top(rows.map { ($0.0, Self.haversine(center, $0.1, $0.2)) }, 20)
+    }
+
+    func radius(center: Coordinate?, radius: Double) throws -> [String] {
+        guard let center else { return [] }
+        let dLat = radius / 111_195, dLon = dLat / max(0.01, cos(center.latitude * .pi / 180))
+        let rows = try rows(minLat: center.latitude - dLat, maxLat: center.latitude + dLat, minLon: center.longitude - dLon, maxLon: center.longitude + dLon)
+        return Self.top(rows.map { ($0.0, Self.haversine(center, $0.1, $0.2)) }.filter { $0.1 <= radius }, 20)
+    }
+
+    /// Nearest by scanning every row: what a plain table offers.
+    func nearest(center: Coordinate?, k: Int) throws -> [String] {
+        guard let center else { return [] }
+        let statement = try sqlite.statement("SELECT uri, latitude, longitude FROM places")
+        var best: [(String, Double)] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            let distance = Self.haversine(center, sqlite3_column_double(statement, 1), sqlite3_column_double(statement, 2))
+            if best.count < k || distance <= best[best.count - 1].1 {
+                best.append((RawSQLite.text(statement, 0), distance))
+                best.sort { ($0.1, $0.0) < ($1.1, $1.0) }
+                if best.count > k { best.removeLast() }
+            }
+        }
+        return best.map(\.0)
+    }
+
+    /// Every text match joined to its row, then the distance filter: the naive join.
+    func textNear(_ match: String, center: Coordinate?, radius: Double) throws -> [String] {
+        guard let center else { return [] }
+        let statement = try sqlite.statement("""
+            SELECT p.uri, p.latitude, p.longitude, bm25(places_fts, 10.0, 6.0, 2.0, 1.0) FROM places_fts JOIN places p ON p.id = places_fts.rowid
+            WHERE places_fts MATCH ?
+            """)
+        RawSQLite.bind(statement, 1, match)
+        var hits: [(String, Double)] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            if Self.haversine(center, sqlite3_column_double(statement, 1), sqlite3_column_double(statement, 2)) <= radius {
+                hits.append((RawSQLite.text(statement, 0), sqlite3_column_double(statement, 3)))
+            }
+        }
+        return Self.top(hits, 20)
+    }
+}
