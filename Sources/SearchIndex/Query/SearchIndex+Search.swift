@@ -107,25 +107,36 @@ struct Search {
 
     mutating func plan() throws -> (candidates: [Candidate], plan: SearchPlan) {
         let spatial = request.near != nil || request.boundingBox != nil
-        guard let parsed else { return (try nearest(textFilter: nil), .nearest) }
+        guard let parsed else { return (try nearest(textFilter: .none), .nearest) }
         guard spatial else { return (try textMatches(expression: parsed.expression, pagedInSQL: true), .text) }
         let textEstimate = try estimate(parsed)
         let bounded = request.radius != nil || request.boundingBox != nil
-        let placeEstimate: Int
-        if bounded {
-            placeEstimate = try countInRegion(cap: textEstimate + 1)
-        } else if request.effectiveSort == .relevance {
-            placeEstimate = Int.max // every match is a hit; only the text can narrow it
-        } else {
-            // Nearest-first: about needed × (places per match) rows to look at before enough match.
-            let located = try estimatedItemCount()
-            placeEstimate = textEstimate == 0 ? 0 : min(located, needed.multipliedReportingOverflow(by: max(1, located / max(1, textEstimate))).partialValue)
-        }
-        if textEstimate <= placeEstimate {
+        let total = max(1, try estimatedItemCount())
+        if !bounded && request.effectiveSort == .relevance && request.forcedPlan == nil {
+            // Every match is a hit ordered by relevance: only the words narrow it down.
             let matches = try textMatches(expression: parsed.expression, pagedInSQL: false)
             return (matches.compactMap(refine), .textThenPlace)
         }
-        return (try nearest(textFilter: parsed.expression), .placeThenText)
+        // Rows each plan touches, weighted by measured per-row costs (searchbench index): joining a
+        // match to its item ≈ 2 units, scanning a row id ≈ 0.2, probing FTS5 for one row ≈ 15.
+        let placeCount = bounded ? try countInRegion(cap: textEstimate * 10 + 1) : min(total, needed * max(1, total / max(1, textEstimate)))
+        let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
+        let costs: [(SearchPlan, Double)] = [
+            (.textThenPlace, 2 * Double(textEstimate)),
+            (.placeThenText, 17 * Double(placeCount)),
+            (.intersection, 0.2 * Double(textEstimate) + 0.5 * Double(placeCount) + 17 * overlap),
+        ]
+        let plan = request.forcedPlan ?? costs.min { $0.1 < $1.1 }?.0 ?? .intersection
+        switch plan {
+        case .textThenPlace:
+            let matches = try textMatches(expression: parsed.expression, pagedInSQL: false)
+            return (matches.compactMap(refine), .textThenPlace)
+        case .placeThenText:
+            return (try nearest(textFilter: .probe(parsed.expression)), .placeThenText)
+        default:
+            let ids = try textRowIDs(expression: parsed.expression)
+            return (try nearest(textFilter: .intersect(parsed.expression, ids)), .intersection)
+        }
     }
 
     /// An upper-bound-ish estimate of how many items the query matches, from FTS5's vocabulary.
@@ -138,10 +149,10 @@ struct Search {
                 for (index, token) in term.tokens.enumerated() {
                     let count: Int
                     if term.isPrefix && index == term.tokens.count - 1 {
-                        count = try Int.fetchOne(db, sql: "SELECT SUM(doc) FROM (SELECT doc FROM items_vocab WHERE term >= ? AND term <= ? LIMIT 5000)",
+                        count = try Int.fetchOne(db.cachedStatement(sql: "SELECT SUM(doc) FROM (SELECT doc FROM items_vocab WHERE term >= ? AND term <= ? LIMIT 5000)"),
                                                  arguments: [token, token + "\u{10FFFF}"]) ?? 0
                     } else {
-                        count = try Int.fetchOne(db, sql: "SELECT doc FROM items_vocab WHERE term = ?", arguments: [token]) ?? 0
+                        count = try Int.fetchOne(db.cachedStatement(sql: "SELECT doc FROM items_vocab WHERE term = ?"), arguments: [token]) ?? 0
                     }
                     termEstimate = min(termEstimate, count)
                 }
@@ -167,10 +178,18 @@ struct Search {
             arguments += [min(request.limit, Int(Int32.max)), request.offset]
         }
         statements.append((sql, arguments))
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
             Candidate(id: row[0], uri: row[1], entity: row[2], displayName: row[3], latitude: row[4], longitude: row[5],
                       score: -(row[6] as Double), distance: nil)
         }
+    }
+
+    /// The row ids of every match: a doclist scan with no content, join or scoring.
+    mutating func textRowIDs(expression: String) throws -> Set<Int64> {
+        let sql = "SELECT rowid FROM items_fts WHERE items_fts MATCH ?"
+        statements.append((sql, [expression]))
+        let statement = try db.cachedStatement(sql: sql)
+        return try Set(Int64.fetchCursor(statement, arguments: [expression]))
     }
 
     /// Relevance scores of the given rows that match, one query per 500 rows.
@@ -224,7 +243,7 @@ struct Search {
                 """
             let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude] + filter.arguments
             statements.append((sql, arguments))
-            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) where seen.insert(row[0]).inserted {
+            for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) where seen.insert(row[0]).inserted {
                 candidates.append(Candidate(id: row[0], uri: row[1], entity: row[2], displayName: row[3], latitude: row[4], longitude: row[5]))
             }
         }
@@ -252,17 +271,27 @@ struct Search {
     mutating func countInRegion(cap: Int) throws -> Int {
         var total = 0
         for box in regionBoxes(radius: request.radius) {
-            total += try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (SELECT 1 FROM items_geo WHERE max_lat >= ? AND min_lat <= ? AND max_lon >= ? AND min_lon <= ? LIMIT ?)",
+            total += try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM (SELECT 1 FROM items_geo WHERE max_lat >= ? AND min_lat <= ? AND max_lon >= ? AND min_lon <= ? LIMIT ?)"),
                                       arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude, cap]) ?? 0
             if total >= cap { break }
         }
         return total
     }
 
+    /// How `nearest` narrows places down to text matches.
+    enum TextFilter {
+        /// No text: places only.
+        case none
+        /// Probe FTS5 for each place (few places).
+        case probe(String)
+        /// Keep places whose ids are in the match set, then score those.
+        case intersect(String, Set<Int64>)
+    }
+
     /// Nearest-first search driven by the R-tree: circles of growing radius around the reference
     /// point until enough hits lie inside (everything inside a circle of radius r is nearer than
     /// anything outside it), or the circle covers the allowed region.
-    mutating func nearest(textFilter: String?) throws -> [Candidate] {
+    mutating func nearest(textFilter: TextFilter) throws -> [Candidate] {
         guard center != nil else { return [] }
         let limit = request.radius ?? GeoMath.maximumDistance
         let located = max(1, try estimatedItemCount())
@@ -273,20 +302,58 @@ struct Search {
         // Without a distance order, every hit in the region is needed: go straight to the limit.
         if request.effectiveSort != .distance || needed == Int.max { radius = limit }
         while true {
-            var hits = try rowsInBoxes(regionBoxes(radius: radius)).compactMap(refine).filter { ($0.distance ?? 0) <= radius }
-            if let textFilter {
-                let scores = try textScores(expression: textFilter, ids: hits.map(\.id))
+            var hits: [Candidate]
+            switch textFilter {
+            case .none:
+                hits = try rowsInBoxes(regionBoxes(radius: radius)).compactMap(refine)
+            case .probe(let expression):
+                hits = try rowsInBoxes(regionBoxes(radius: radius)).compactMap(refine)
+                let scores = try textScores(expression: expression, ids: hits.map(\.id))
+                hits = hits.compactMap { hit in scores[hit.id].map { var hit = hit; hit.score = $0; return hit } }
+            case .intersect(let expression, let matches):
+                let ids = try idsInBoxes(regionBoxes(radius: radius)).filter(matches.contains)
+                hits = try rows(ids: ids).compactMap(refine)
+                let scores = try textScores(expression: expression, ids: hits.map(\.id))
                 hits = hits.compactMap { hit in scores[hit.id].map { var hit = hit; hit.score = $0; return hit } }
             }
+            hits = hits.filter { ($0.distance ?? 0) <= radius }
             if hits.count >= needed || radius >= limit { return hits }
             radius = min(limit, radius * 4)
         }
     }
 
+    /// Row ids inside the R-tree boxes, without touching the items table.
+    mutating func idsInBoxes(_ boxes: [GeoMath.Box]) throws -> [Int64] {
+        var ids: [Int64] = []
+        let sql = "SELECT id FROM items_geo WHERE max_lat >= ? AND min_lat <= ? AND max_lon >= ? AND min_lon <= ?"
+        for box in boxes {
+            let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude]
+            statements.append((sql, arguments))
+            ids += try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+        }
+        return ids
+    }
+
+    /// Items by id, entity-filtered, 500 per query.
+    mutating func rows(ids: [Int64]) throws -> [Candidate] {
+        let filter = entityFilter
+        var candidates: [Candidate] = []
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = Array(ids[start..<min(start + 500, ids.count)])
+            let sql = "SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude FROM items i WHERE i.id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))\(filter.sql)"
+            let arguments = StatementArguments(chunk) + filter.arguments
+            if start == 0 { statements.append((sql, arguments)) }
+            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
+                candidates.append(Candidate(id: row[0], uri: row[1], entity: row[2], displayName: row[3], latitude: row[4], longitude: row[5]))
+            }
+        }
+        return candidates
+    }
+
     /// Roughly how many items the index holds, in O(log n): the largest row id. Only starting
     /// radii and plan choices use it; counting the R-tree would scan it whole.
     func estimatedItemCount() throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT MAX(id) FROM items") ?? 0
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(id) FROM items")) ?? 0
     }
 
     // MARK: Order

@@ -26,6 +26,8 @@ public struct SearchRequest: Sendable, Hashable {
     public var offset: Int
     /// Whether hits carry a snippet with the matches marked.
     public var snippets: Bool
+    /// Tests force a plan to check that every plan gives the same answer.
+    var forcedPlan: SearchPlan?
 
     /// Creates a request.
     public init(query: String? = nil, entities: [String] = [], near: Coordinate? = nil, radius: Double? = nil,
@@ -39,6 +41,7 @@ public struct SearchRequest: Sendable, Hashable {
         self.limit = limit
         self.offset = offset
         self.snippets = snippets
+        self.forcedPlan = nil
     }
 
     /// The order actually used.
@@ -73,8 +76,10 @@ public enum SearchPlan: String, Sendable, Hashable {
     case nearest
     /// FTS5 matches first, then the place filter (the words are rarer than the places).
     case textThenPlace = "text-then-place"
-    /// Places first, then FTS5 on those rows only (the place is more selective than the words).
+    /// Places first, then FTS5 on those rows only (the place is far more selective than the words).
     case placeThenText = "place-then-text"
+    /// FTS5 row ids and R-tree ids intersected, then only the intersection fetched and scored.
+    case intersection
 }
 
 /// A page of results.

@@ -64,7 +64,7 @@ extension SearchIndex {
     }
 
     static func fetchCheckpoints(_ db: Database) throws -> [StoreCheckpoint] {
-        try Row.fetchAll(db, sql: "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at FROM stores ORDER BY uuid").map { row in
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at FROM stores ORDER BY uuid")).map { row in
             StoreCheckpoint(storeUUID: row[0], storePath: row[1], token: row[2], modelDigest: row[3],
                             configurationDigest: row[4], exportState: row[5],
                             updatedAt: Date(timeIntervalSinceReferenceDate: row[6]))
@@ -205,5 +205,13 @@ extension SearchIndex {
         try db.cachedStatement(sql: "DELETE FROM items WHERE id = ?").execute(arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id])
         return true
+    }
+}
+
+extension SearchIndex {
+    /// Merges the full-text index into one segment: queries then probe one b-tree instead of many.
+    /// Worth running after a large first export; batches keep appending (and merging) afterwards.
+    public func optimize() throws(SearchIndexError) {
+        try write { db in try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('optimize')") }
     }
 }

@@ -1,0 +1,108 @@
+import Foundation
+@testable import SearchIndex
+import Testing
+
+@Suite("Words and places together")
+struct CombinedSearchTests {
+    struct Place { var uri: String; var name: String; var entity: String; var latitude: Double; var longitude: Double }
+
+    static let fixture: (SearchIndex, [Place]) = {
+        var generator = SeededGenerator(state: 5)
+        let common = ["san", "new", "port", "lake"], rare = ["zephyr", "quokka", "yurt"]
+        var places: [Place] = []
+        for key in 0..<3000 {
+            var words = [common[key % common.count]]
+            if key % 97 == 0 { words.append(rare[key % rare.count]) }
+            if key % 5 == 0 { words.append("river") }
+            let latitude = asin(Double.random(in: -1...1, using: &generator)) * 180 / .pi
+            let longitude = key % 10 == 0 ? Double.random(in: 178...180, using: &generator) : Double.random(in: -180...180, using: &generator)
+            places.append(Place(uri: String(format: "x-coredata://S/%@/p%05d", key % 3 == 0 ? "Lake" : "Town", key),
+                                name: words.joined(separator: " "), entity: key % 3 == 0 ? "Lake" : "Town", latitude: latitude, longitude: longitude))
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("combined-\(UUID().uuidString).searchindex").path
+        // Built once for the suite; a failure here stops every test with this trap.
+        let index = try! SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        _ = try! index.apply(IndexBatch(upserts: places.map {
+            IndexedItem(uri: $0.uri, entity: $0.entity, displayName: $0.name, latitude: $0.latitude, longitude: $0.longitude)
+        }, checkpoint: StoreCheckpoint(storeUUID: "S", storePath: "/s", token: 1)))
+        return (index, places)
+    }()
+
+    func truth(_ words: [String], near: (Double, Double)?, radius: Double?, entity: String? = nil) -> Set<String> {
+        Set(Self.fixture.1.filter { place in
+            let tokens = Set(place.name.split(separator: " ").map(String.init))
+            guard words.allSatisfy(tokens.contains) else { return false }
+            if let entity, place.entity != entity { return false }
+            if let near, let radius, SpatialTests.bruteDistance((place.latitude, place.longitude), near) > radius { return false }
+            return true
+        }.map(\.uri))
+    }
+
+    @Test("every plan returns the brute-force answer for rare and common words, small and large circles",
+          arguments: [SearchPlan.textThenPlace, .placeThenText, .intersection, nil])
+    func plans(plan: SearchPlan?) throws {
+        let (index, _) = Self.fixture
+        for words in [["san"], ["zephyr"], ["river"], ["lake", "river"], ["quokka", "lake"]] {
+            for (latitude, longitude, radius) in [(0.0, 179.5, 3_000_000.0), (45.0, 10.0, 500_000.0), (89.0, 0.0, 2_000_000.0), (-30.0, -60.0, 9_000_000.0)] {
+                var request = SearchRequest(query: words.joined(separator: " "), near: try Coordinate(latitude: latitude, longitude: longitude),
+                                            radius: radius, limit: 10_000)
+                request.forcedPlan = plan
+                let result = try index.search(request)
+                if let plan { #expect(result.plan == plan) }
+                #expect(Set(result.hits.map(\.uri)) == truth(words, near: (latitude, longitude), radius: radius), "\(words) \(latitude),\(longitude) \(radius) \(result.plan)")
+                #expect(result.hits.map(\.score) == result.hits.map(\.score).sorted(by: >))
+                // Nearest-first with words: the same k as brute force.
+                request.sort = .distance
+                request.radius = nil
+                request.limit = 7
+                let nearest = try index.search(request).hits
+                let matching = truth(words, near: nil, radius: nil)
+                let expected = Self.fixture.1.filter { matching.contains($0.uri) }
+                    .map { ($0.uri, SpatialTests.bruteDistance(($0.latitude, $0.longitude), (latitude, longitude))) }
+                    .sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(7).map(\.0)
+                #expect(nearest.map(\.uri) == expected, "nearest \(words) \(latitude),\(longitude)")
+            }
+        }
+    }
+
+    @Test("the planner picks by selectivity")
+    func planner() throws {
+        let (index, _) = Self.fixture
+        let rareEverywhere = try index.search(SearchRequest(query: "zephyr", near: try Coordinate(latitude: 0, longitude: 0), radius: 15_000_000))
+        #expect(rareEverywhere.plan == .textThenPlace)
+        let commonNearby = try index.search(SearchRequest(query: "san", near: try Coordinate(latitude: 0, longitude: 0), radius: 300_000))
+        #expect(commonNearby.plan != .textThenPlace)
+        let explanation = try index.explain(SearchRequest(query: "san", near: try Coordinate(latitude: 0, longitude: 0), radius: 300_000))
+        #expect(explanation.plan == commonNearby.plan)
+        #expect(!explanation.statements.isEmpty && explanation.statements.allSatisfy { !$0.queryPlan.isEmpty })
+        #expect(explanation.expression == "\"san\"")
+    }
+
+    @Test("entity filters, counts, stable paging")
+    func filtersAndPaging() throws {
+        let (index, _) = Self.fixture
+        let lakes = try index.search(SearchRequest(query: "river", entities: ["Lake"], limit: 10_000)).hits
+        #expect(Set(lakes.map(\.uri)) == truth(["river"], near: nil, radius: nil, entity: "Lake"))
+        #expect(try index.count(SearchRequest(query: "river")) == truth(["river"], near: nil, radius: nil).count)
+        #expect(try index.count(SearchRequest(query: "river", entities: ["Town"])) == truth(["river"], near: nil, radius: nil, entity: "Town").count)
+        let all = try index.search(SearchRequest(query: "san", limit: 100)).hits.map(\.uri)
+        var paged: [String] = []
+        for offset in stride(from: 0, to: 100, by: 30) {
+            paged += try index.search(SearchRequest(query: "san", limit: 30, offset: offset)).hits.map(\.uri)
+        }
+        #expect(Array(paged.prefix(100)) == all)
+        #expect(try index.search(SearchRequest(query: "san", limit: 5, offset: 100_000)).hits.isEmpty)
+    }
+
+    @Test("rank lifts near-ties and never buries a far better text match")
+    func rank() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rank-\(UUID().uuidString).searchindex").path
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        try index.apply(IndexBatch(upserts: [
+            IndexedItem(uri: "u/street", entity: "Place", displayName: "Tokyo", text: ["a street"], rank: 10),
+            IndexedItem(uri: "u/city", entity: "Place", displayName: "Tokyo", text: ["a city"], rank: 13_000_000),
+            IndexedItem(uri: "u/mention", entity: "Place", displayName: "Yokohama", text: ["near the capital, Tokyo, by train"], rank: 30_000_000),
+        ], checkpoint: StoreCheckpoint(storeUUID: "S", storePath: "/s", token: 1)))
+        #expect(try index.search(SearchRequest(query: "tokyo")).hits.map(\.uri) == ["u/city", "u/street", "u/mention"])
+    }
+}
