@@ -111,6 +111,25 @@ struct SpatialTests {
         }
     }
 
+    @Test("ties in distance break by URI across page boundaries")
+    func ties() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ties-\(UUID().uuidString).searchindex").path
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        var generator = SeededGenerator(state: 11)
+        let uris = (0..<40).map { String(format: "x-coredata://T/Place/p%03d", $0) }
+        let items = uris.shuffled(using: &generator).map {
+            IndexedItem(uri: $0, entity: "Place", displayName: "same place", latitude: 48.8566, longitude: 2.3522)
+        }
+        try index.apply(IndexBatch(upserts: items, checkpoint: StoreCheckpoint(storeUUID: "T", storePath: "/t", token: 1)))
+        let center = try Coordinate(latitude: 48.85, longitude: 2.35)
+        for (offset, limit) in [(0, 10), (5, 10), (13, 7), (35, 10)] {
+            let hits = try index.search(SearchRequest(near: center, limit: limit, offset: offset)).hits.map(\.uri)
+            #expect(hits == Array(uris[offset..<min(40, offset + limit)]), "offset \(offset)")
+            let words = try index.search(SearchRequest(query: "same", near: center, radius: 5_000, limit: limit, offset: offset)).hits.map(\.uri)
+            #expect(words == Array(uris[offset..<min(40, offset + limit)]), "words, offset \(offset)")
+        }
+    }
+
     @Test("out-of-range places are refused clearly")
     func invalid() {
         #expect(throws: SearchIndexError.self) { try Coordinate(latitude: 91, longitude: 0) }

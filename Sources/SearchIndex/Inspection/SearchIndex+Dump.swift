@@ -11,10 +11,11 @@ extension SearchIndex {
 
     /// Streams every item exactly as indexed, ordered by URI, without holding them all in memory.
     public func dump(entities: [String] = [], _ body: (IndexedItem) throws -> Void) throws(SearchIndexError) {
-        let filter = entities.isEmpty ? "" : " WHERE entity IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))"
+        let filter = entities.isEmpty ? "" : " WHERE i.entity IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))"
         try read { db in
             let cursor = try Row.fetchCursor(db, sql: """
-                SELECT uri, entity, display_name, title, text, keywords, latitude, longitude, date, rank FROM items\(filter) ORDER BY uri
+                SELECT i.uri, i.entity, i.display_name, t.title, t.text, t.keywords, i.latitude, i.longitude, i.date, i.rank
+                FROM items i JOIN item_texts t ON t.id = i.id\(filter) ORDER BY i.uri
                 """, arguments: StatementArguments(entities))
             while let row = try cursor.next() {
                 try body(IndexedItem(

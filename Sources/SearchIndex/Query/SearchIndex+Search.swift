@@ -83,7 +83,7 @@ struct Search {
     mutating func run() throws -> SearchResults {
         var (candidates, plan) = try plan()
         // The text plan already ordered and paged in SQL.
-        if plan != .text { candidates = page(sorted(candidates)) }
+        if plan != .text { candidates = try ordered(candidates) }
         var hits = candidates.map { candidate in
             SearchHit(uri: candidate.uri, entity: candidate.entity, displayName: candidate.displayName, score: candidate.score,
                       latitude: candidate.latitude, longitude: candidate.longitude, distance: candidate.distance, snippet: nil)
@@ -236,15 +236,18 @@ struct Search {
         var seen: Set<Int64> = []
         var candidates: [Candidate] = []
         for box in boxes {
+            // Only what refinement needs; names and URIs are fetched for the final page alone.
             let sql = """
-                SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude
+                SELECT i.id, i.latitude, i.longitude
                 FROM items_geo g JOIN items i ON i.id = g.id
                 WHERE g.max_lat >= ? AND g.min_lat <= ? AND g.max_lon >= ? AND g.min_lon <= ?\(filter.sql)
                 """
             let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude] + filter.arguments
             statements.append((sql, arguments))
-            for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) where seen.insert(row[0]).inserted {
-                candidates.append(Candidate(id: row[0], uri: row[1], entity: row[2], displayName: row[3], latitude: row[4], longitude: row[5]))
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+            while let row = try cursor.next() {
+                guard seen.insert(row[0]).inserted else { continue }
+                candidates.append(Candidate(id: row[0], uri: "", entity: "", displayName: "", latitude: row[1], longitude: row[2]))
             }
         }
         return candidates
@@ -269,8 +272,12 @@ struct Search {
     }
 
     mutating func countInRegion(cap: Int) throws -> Int {
+        try countInRegion(cap: cap, radius: request.radius)
+    }
+
+    mutating func countInRegion(cap: Int, radius: Double?) throws -> Int {
         var total = 0
-        for box in regionBoxes(radius: request.radius) {
+        for box in regionBoxes(radius: radius) {
             total += try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM (SELECT 1 FROM items_geo WHERE max_lat >= ? AND min_lat <= ? AND max_lon >= ? AND min_lon <= ? LIMIT ?)"),
                                       arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude, cap]) ?? 0
             if total >= cap { break }
@@ -301,6 +308,8 @@ struct Search {
         var radius = min(limit, max(1_000, sqrt(wanted / Double(located) * earthArea / .pi)))
         // Without a distance order, every hit in the region is needed: go straight to the limit.
         if request.effectiveSort != .distance || needed == Int.max { radius = limit }
+        // A box holding few places is read once rather than through growing circles.
+        if request.boundingBox != nil, request.radius == nil, try countInRegion(cap: 2_001, radius: nil) <= 2_000 { radius = limit }
         while true {
             var hits: [Candidate]
             switch textFilter {
@@ -358,17 +367,36 @@ struct Search {
 
     // MARK: Order
 
-    func sorted(_ candidates: [Candidate]) -> [Candidate] {
-        switch request.effectiveSort {
-        case .relevance:
-            candidates.sorted { ($0.score, $1.uri) > ($1.score, $0.uri) }
-        case .distance:
-            candidates.sorted { ($0.distance ?? .infinity, $0.uri) < ($1.distance ?? .infinity, $1.uri) }
+    /// Fills URI, entity and name of candidates that were read without them (place plans).
+    mutating func withDetails(_ candidates: [Candidate]) throws -> [Candidate] {
+        let missing = candidates.filter(\.uri.isEmpty).map(\.id)
+        guard !missing.isEmpty else { return candidates }
+        var details: [Int64: (String, String, String)] = [:]
+        for start in stride(from: 0, to: missing.count, by: 500) {
+            let chunk = Array(missing[start..<min(start + 500, missing.count)])
+            let sql = "SELECT id, uri, entity, display_name FROM items WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))"
+            for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(chunk)) { details[row[0]] = (row[1], row[2], row[3]) }
+        }
+        return candidates.map { candidate in
+            guard candidate.uri.isEmpty, let (uri, entity, name) = details[candidate.id] else { return candidate }
+            var filled = candidate
+            (filled.uri, filled.entity, filled.displayName) = (uri, entity, name)
+            return filled
         }
     }
 
-    func page(_ candidates: [Candidate]) -> [Candidate] {
-        guard request.offset < candidates.count else { return [] }
-        return Array(candidates[request.offset..<min(candidates.count, needed)])
+    /// The requested page, best first, ties broken by URI. URIs are read only for the page and for
+    /// the candidates tied with its first or last entry: that is all the tie-break needs.
+    mutating func ordered(_ candidates: [Candidate]) throws -> [Candidate] {
+        let relevance = request.effectiveSort == .relevance
+        func key(_ candidate: Candidate) -> Double { relevance ? -candidate.score : candidate.distance ?? .infinity }
+        let sorted = candidates.sorted { (key($0), $0.id) < (key($1), $1.id) }
+        guard request.offset < sorted.count else { return [] }
+        let end = min(sorted.count, needed)
+        var low = request.offset, high = end - 1
+        while low > 0 && key(sorted[low - 1]) == key(sorted[request.offset]) { low -= 1 }
+        while high + 1 < sorted.count && key(sorted[high + 1]) == key(sorted[end - 1]) { high += 1 }
+        let window = try withDetails(Array(sorted[low...high])).sorted { (key($0), $0.uri) < (key($1), $1.uri) }
+        return Array(window[(request.offset - low)..<(end - low)])
     }
 }

@@ -17,24 +17,32 @@ extension SearchIndex {
                     export_state TEXT,
                     updated_at REAL NOT NULL
                 );
+                -- What ranking and joins touch stays compact: many rows per page.
                 CREATE TABLE items (
                     id INTEGER PRIMARY KEY,
                     uri TEXT NOT NULL UNIQUE,
                     store_id INTEGER NOT NULL,
                     entity TEXT NOT NULL,
                     display_name TEXT NOT NULL,
-                    title TEXT NOT NULL,
-                    text TEXT NOT NULL,
-                    keywords TEXT NOT NULL,
+                    boost REAL NOT NULL,
                     latitude REAL,
                     longitude REAL,
                     date REAL,
-                    rank REAL NOT NULL,
-                    boost REAL NOT NULL
+                    rank REAL NOT NULL
                 );
+                -- The long text only snippets, dumps and FTS5 deletes read.
+                CREATE TABLE item_texts (
+                    id INTEGER PRIMARY KEY,
+                    title TEXT NOT NULL,
+                    text TEXT NOT NULL,
+                    keywords TEXT NOT NULL
+                );
+                CREATE VIEW items_content AS
+                    SELECT i.id AS id, i.display_name AS display_name, t.title AS title, t.text AS text, t.keywords AS keywords
+                    FROM items i JOIN item_texts t ON t.id = i.id;
                 CREATE VIRTUAL TABLE items_fts USING fts5(
                     display_name, title, text, keywords,
-                    content='items', content_rowid='id', tokenize='\(SearchTokenizer.name)'
+                    content='items_content', content_rowid='id', tokenize='\(SearchTokenizer.name)'
                 );
                 CREATE VIRTUAL TABLE items_geo USING rtree(id, min_lat, max_lat, min_lon, max_lon);
                 CREATE VIRTUAL TABLE items_vocab USING fts5vocab(items_fts, 'row');

@@ -25,17 +25,19 @@ extension SearchIndex {
 
     /// The prepared statements of the upsert path, looked up once per batch.
     private struct UpsertStatements {
-        let insert, update, insertText, insertPlace: Statement
+        let insert, update, insertTexts, updateTexts, insertText, insertPlace: Statement
 
         init(_ db: Database) throws {
             insert = try db.cachedStatement(sql: """
-                INSERT INTO items (uri, store_id, entity, display_name, title, text, keywords, latitude, longitude, date, rank, boost)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
+                INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, boost)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
                 """)
             update = try db.cachedStatement(sql: """
-                UPDATE items SET store_id = ?, entity = ?, display_name = ?, title = ?, text = ?, keywords = ?, latitude = ?, longitude = ?, date = ?, rank = ?, boost = ?
+                UPDATE items SET store_id = ?, entity = ?, display_name = ?, latitude = ?, longitude = ?, date = ?, rank = ?, boost = ?
                 WHERE id = ?
                 """)
+            insertTexts = try db.cachedStatement(sql: "INSERT INTO item_texts (id, title, text, keywords) VALUES (?, ?, ?, ?)")
+            updateTexts = try db.cachedStatement(sql: "UPDATE item_texts SET title = ?, text = ?, keywords = ? WHERE id = ?")
             insertText = try db.cachedStatement(sql: "INSERT INTO items_fts (rowid, display_name, title, text, keywords) VALUES (?, ?, ?, ?, ?)")
             insertPlace = try db.cachedStatement(sql: "INSERT INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) VALUES (?, ?, ?, ?, ?)")
         }
@@ -105,25 +107,39 @@ extension SearchIndex {
         // Insert unless the URI exists: for new items (the common case of a first export) that is the only
         // lookup; an existing item is replaced through the update path, which keeps FTS in sync.
         let insert = statements.insert
-        let values = RowValues(item: item, storeID: storeID, text: text, keywords: keywords, location: location)
+        let values = RowValues(item: item, storeID: storeID, location: location)
         try values.bind(to: insert, startingAt: 1, uriFirst: true)
         try step(insert, db: db)
         let isNew = db.changesCount > 0
         let id: Int64
+        let texts: Statement
         if isNew {
             id = db.lastInsertedRowID
+            texts = statements.insertTexts
+            sqlite3_reset(texts.sqliteStatement)
+            sqlite3_bind_int64(texts.sqliteStatement, 1, id)
+            bindText(texts.sqliteStatement, 2, item.title)
+            bindText(texts.sqliteStatement, 3, text)
+            bindText(texts.sqliteStatement, 4, keywords)
         } else {
-            guard let old = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, display_name, title, text, keywords FROM items WHERE uri = ?"),
+            guard let old = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, display_name, title, text, keywords FROM items_content WHERE id = (SELECT id FROM items WHERE uri = ?)"),
                                              arguments: [item.uri]) else { return false }
             id = old[0]
             try db.cachedStatement(sql: "INSERT INTO items_fts (items_fts, rowid, display_name, title, text, keywords) VALUES ('delete', ?, ?, ?, ?, ?)")
                 .execute(arguments: [id, old[1], old[2], old[3], old[4]])
             let update = statements.update
             try values.bind(to: update, startingAt: 1, uriFirst: false)
-            sqlite3_bind_int64(update.sqliteStatement, 12, id)
+            sqlite3_bind_int64(update.sqliteStatement, 9, id)
             try step(update, db: db)
+            texts = statements.updateTexts
+            sqlite3_reset(texts.sqliteStatement)
+            bindText(texts.sqliteStatement, 1, item.title)
+            bindText(texts.sqliteStatement, 2, text)
+            bindText(texts.sqliteStatement, 3, keywords)
+            sqlite3_bind_int64(texts.sqliteStatement, 4, id)
             try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id])
         }
+        try step(texts, db: db)
         let fts = statements.insertText
         let handle = fts.sqliteStatement
         sqlite3_reset(handle)
@@ -147,7 +163,7 @@ extension SearchIndex {
     /// The item columns, bound straight onto a prepared statement: GRDB's generic argument arrays
     /// cost more than the insert itself on a bulk export.
     private struct RowValues {
-        var item: IndexedItem, storeID: Int64, text: String, keywords: String, location: Bool
+        var item: IndexedItem, storeID: Int64, location: Bool
 
         func bind(to statement: Statement, startingAt first: Int32, uriFirst: Bool) throws {
             let handle = statement.sqliteStatement
@@ -158,9 +174,6 @@ extension SearchIndex {
             sqlite3_bind_int64(handle, next(), storeID)
             bindText(handle, next(), item.entity)
             bindText(handle, next(), item.displayName)
-            bindText(handle, next(), item.title)
-            bindText(handle, next(), text)
-            bindText(handle, next(), keywords)
             if location, let latitude = item.latitude, let longitude = item.longitude {
                 sqlite3_bind_double(handle, next(), latitude)
                 sqlite3_bind_double(handle, next(), longitude)
@@ -197,12 +210,13 @@ extension SearchIndex {
 
     /// Removes an item; true when it existed.
     private static func delete(uri: String, db: Database) throws -> Bool {
-        guard let old = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, display_name, title, text, keywords FROM items WHERE uri = ?"),
+        guard let old = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, display_name, title, text, keywords FROM items_content WHERE id = (SELECT id FROM items WHERE uri = ?)"),
                                          arguments: [uri]) else { return false }
         let id: Int64 = old[0]
         try db.cachedStatement(sql: "INSERT INTO items_fts (items_fts, rowid, display_name, title, text, keywords) VALUES ('delete', ?, ?, ?, ?, ?)")
             .execute(arguments: [id, old[1], old[2], old[3], old[4]])
         try db.cachedStatement(sql: "DELETE FROM items WHERE id = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM item_texts WHERE id = ?").execute(arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id])
         return true
     }
