@@ -62,12 +62,15 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport"),
         .testTarget(
             name: "CoreDataStoreTests",
-            dependencies: ["CoreDataStore", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["CoreDataStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "SearchIndexTests",
-            dependencies: ["SearchIndex", "index-crash-helper", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["SearchIndex", "index-crash-helper", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "searchctlTests",
             dependencies: ["CoreDataStore", "searchctl"]),

@@ -2,6 +2,7 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 @Suite("Bad input gets a clear error")
 struct BadInputTests {

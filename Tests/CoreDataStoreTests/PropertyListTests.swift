@@ -1,6 +1,8 @@
 @testable import CoreDataStore
 import Foundation
+
 import Testing
+import TestSupport
 
 @Suite("Binary property lists and keyed archives")
 struct PropertyListTests {
@@ -49,18 +51,5 @@ struct PropertyListTests {
         #expect(hex(SHA2.sha256(Data("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(hex(SHA2.sha512(Data("abc".utf8))).hasPrefix("ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"))
         #expect(hex(SHA2.sha256(Data(repeating: 0x61, count: 1000))) == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
-    }
-}
-
-/// A deterministic random generator (SplitMix64), so randomized tests replay exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

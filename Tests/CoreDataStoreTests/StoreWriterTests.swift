@@ -2,6 +2,7 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 
 @Suite("Writer: saves, history, delete rules")
 struct StoreWriterTests {

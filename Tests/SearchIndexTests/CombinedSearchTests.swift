@@ -1,6 +1,7 @@
 import Foundation
 @testable import SearchIndex
 import Testing
+import TestSupport
 
 @Suite("Words and places together")
 struct CombinedSearchTests {

@@ -1,6 +1,7 @@
 import Foundation
 @testable import SearchIndex
 import Testing
+import TestSupport
 
 @Suite("Crash atomicity, for real")
 struct CrashTests {

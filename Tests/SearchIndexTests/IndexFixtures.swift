@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import SearchIndex
 
 enum IndexFixtures {
@@ -16,17 +17,5 @@ enum IndexFixtures {
                      entity: String = "Place", rank: Double = 0, store: String = "STORE-A") -> IndexedItem {
         IndexedItem(uri: "x-coredata://\(store)/\(entity)/p\(key)", entity: entity, displayName: name, title: name, text: text,
                     latitude: latitude, longitude: longitude, rank: rank)
-    }
-}
-
-/// SplitMix64, for reproducible random tests.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

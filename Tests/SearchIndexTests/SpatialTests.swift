@@ -1,6 +1,7 @@
 import Foundation
 @testable import SearchIndex
 import Testing
+import TestSupport
 
 @Suite("Places: exact answers against brute force")
 struct SpatialTests {
