@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SearchIndex", targets: ["SearchIndex"]),
         .executable(name: "searchctl", targets: ["searchctl"]),
         .executable(name: "searchbench", targets: ["searchbench"]),
+        .executable(name: "appsim", targets: ["appsim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -43,6 +44,13 @@ let package = Package(
                 // Batches bind values straight onto prepared statements (see searchbench index).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
+        // Acts like an app: builds a store from the Corpus and edits it at a rate.
+        .executableTarget(
+            name: "appsim",
+            dependencies: [
+                "CoreDataStore", "CZlib",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         // Test helper: writes batches until a test kills it (crash-atomicity tests).
         .executableTarget(
             name: "index-crash-helper",
@@ -71,6 +79,9 @@ let package = Package(
         .testTarget(
             name: "SearchIndexTests",
             dependencies: ["SearchIndex", "index-crash-helper", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "AppSimTests",
+            dependencies: ["CoreDataStore", "CZlib", "appsim", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "searchctlTests",
             dependencies: ["CoreDataStore", "searchctl"]),

@@ -4,11 +4,11 @@
 #include <string.h>
 #include <zlib.h>
 
-int czlib_raw_inflate(const uint8_t *input, size_t inputLength, size_t maxOutputLength,
-                      uint8_t **output, size_t *outputLength) {
+static int inflate_with(int windowBits, const uint8_t *input, size_t inputLength, size_t maxOutputLength,
+                        uint8_t **output, size_t *outputLength) {
     z_stream stream;
     memset(&stream, 0, sizeof stream);
-    if (inflateInit2(&stream, -15) != Z_OK) return CZLIB_MEMORY_ERROR;
+    if (inflateInit2(&stream, windowBits) != Z_OK) return CZLIB_MEMORY_ERROR;
 
     size_t capacity = inputLength * 4 + 1024;
     if (capacity > maxOutputLength) capacity = maxOutputLength;
@@ -39,6 +39,16 @@ int czlib_raw_inflate(const uint8_t *input, size_t inputLength, size_t maxOutput
     *output = buffer;
     *outputLength = produced;
     return CZLIB_OK;
+}
+
+int czlib_raw_inflate(const uint8_t *input, size_t inputLength, size_t maxOutputLength,
+                      uint8_t **output, size_t *outputLength) {
+    return inflate_with(-15, input, inputLength, maxOutputLength, output, outputLength);
+}
+
+int czlib_gzip_inflate(const uint8_t *input, size_t inputLength, size_t maxOutputLength,
+                       uint8_t **output, size_t *outputLength) {
+    return inflate_with(16 + 15, input, inputLength, maxOutputLength, output, outputLength);
 }
 
 int czlib_raw_deflate(const uint8_t *input, size_t inputLength, uint8_t **output, size_t *outputLength) {

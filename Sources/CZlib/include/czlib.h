@@ -16,6 +16,10 @@ enum {
 int czlib_raw_inflate(const uint8_t *input, size_t inputLength, size_t maxOutputLength,
                       uint8_t **output, size_t *outputLength);
 
+/// Inflates a gzip stream (the Corpus's .tsv.gz files). Same contract as czlib_raw_inflate.
+int czlib_gzip_inflate(const uint8_t *input, size_t inputLength, size_t maxOutputLength,
+                       uint8_t **output, size_t *outputLength);
+
 /// Deflates bytes into a raw DEFLATE stream (best compression), as Core Data writes Z_MODELCACHE.
 int czlib_raw_deflate(const uint8_t *input, size_t inputLength, uint8_t **output, size_t *outputLength);
 

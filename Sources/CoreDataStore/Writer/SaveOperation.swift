@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// One save in progress inside a write transaction. Collects row writes and the objects each change
 /// touches (including through inverse relationships and delete rules), then writes rows and history.
@@ -12,7 +13,9 @@ struct SaveOperation {
     /// Objects inserted by this save, by request index.
     private var insertedIDs: [ManagedObjectID] = []
     private var inserted: Set<ManagedObjectID> = []
-    /// Column values of inserted rows and of updates to saved rows.
+    /// Rows of inserted objects, in their table's column order (see ``EntityWritePlan``).
+    private var insertRows: [ManagedObjectID: [DatabaseValue]] = [:]
+    /// Column values of updates to saved rows.
     private var columnWrites: [ManagedObjectID: [String: DatabaseValue]] = [:]
     /// Properties each object's change touched, for `ZCOLUMNS` and `Z_OPT`.
     private var touched: [ManagedObjectID: Set<String>] = [:]
@@ -79,9 +82,11 @@ struct SaveOperation {
     private mutating func allocateInserts(_ inserts: [SaveRequest.Insert]) throws {
         var next: [String: Int64] = [:]
         for insert in inserts {
-            guard let entity = model.entity(named: insert.entity) else { throw CoreDataStoreError.unknownEntity(name: insert.entity) }
+            guard let entity = model.entity(named: insert.entity), let plan = writer.plans[insert.entity] else {
+                throw CoreDataStoreError.unknownEntity(name: insert.entity)
+            }
             guard !entity.isAbstract else { throw reject("entity \(insert.entity) is abstract; insert one of its sub-entities") }
-            let root = model.rootEntityName(of: insert.entity)
+            let root = plan.rootEntity
             if next[root] == nil {
                 guard let table = layout.tables[root], let number = layout.entityNumbers[root] else {
                     throw CoreDataStoreError.unknownEntity(name: insert.entity)
@@ -140,36 +145,55 @@ struct SaveOperation {
         }
     }
 
+    /// Records one touched property without building a set (the common case of an inverse).
+    private mutating func touch(_ id: ManagedObjectID, property: String) {
+        if touched[id] == nil { touchOrder.append(id); touched[id] = [] }
+        guard !inserted.contains(id), touched[id]?.contains(property) == false else { return }
+        touched[id]?.insert(property)
+    }
+
     private mutating func touch(_ id: ManagedObjectID, _ properties: Set<String>) {
         if touched[id] == nil { touchOrder.append(id) }
+        // Inserted objects record no updated properties: skip building their sets.
+        guard !inserted.contains(id) else { if touched[id] == nil { touched[id] = [] }; return }
         touched[id, default: []].formUnion(properties)
     }
 
     // MARK: - Attributes
 
     private mutating func writeAttributes(_ values: [String: AttributeValue], of id: ManagedObjectID, isInsert: Bool) throws {
-        var columns: [String: DatabaseValue] = [:]
+        guard let plan = writer.plans[id.entityName] else { throw CoreDataStoreError.unknownEntity(name: id.entityName) }
+        var row = isInsert ? plan.defaultRow : []
+        var updates: [String: DatabaseValue] = [:]
         for (name, value) in values {
-            guard let attribute = model.attribute(name, of: id.entityName) else {
+            guard let slot = plan.attributes[name] else {
                 if model.relationship(name, of: id.entityName) != nil {
                     throw CoreDataStoreError.invalidValue(entity: id.entityName, property: name, reason: "it is a relationship; pass it in relationships")
                 }
+                if let attribute = model.attribute(name, of: id.entityName) { try check(value, for: attribute, entity: id.entityName) }
                 throw CoreDataStoreError.unknownProperty(entity: id.entityName, property: name)
             }
-            try check(value, for: attribute, entity: id.entityName)
-            try store(value, attribute: attribute, entity: id.entityName, into: &columns)
+            try check(value, for: slot.attribute, entity: id.entityName)
+            if isInsert { row[slot.column] = value.databaseValue } else { updates[plan.columns[slot.column]] = value.databaseValue }
         }
         if isInsert {
-            for attribute in model.allAttributes(of: id.entityName) where attribute.isStored && values[attribute.name] == nil && !attribute.isDerived {
-                let value = attribute.defaultValue.flatMap { Self.parseDefault($0, type: attribute.type) } ?? .null
-                if value == .null && !attribute.isOptional {
-                    throw CoreDataStoreError.invalidValue(entity: id.entityName, property: attribute.name, reason: "it is required and has no default value")
-                }
-                try store(value, attribute: attribute, entity: id.entityName, into: &columns)
+            for name in plan.required where values[name] == nil {
+                throw CoreDataStoreError.invalidValue(entity: id.entityName, property: name, reason: "it is required and has no default value")
             }
+            insertRows[id] = row
+        } else if !values.isEmpty {
+            columnWrites[id, default: [:]].merge(updates) { _, new in new }
+            touch(id, Set(values.keys))
         }
-        columnWrites[id, default: [:]].merge(columns) { _, new in new }
-        if isInsert || !values.isEmpty { touch(id, Set(values.keys)) }
+    }
+
+    /// Sets one column of an object's row: in the insert row of a new object, else as an update.
+    private mutating func setColumn(_ column: String, of id: ManagedObjectID, to value: DatabaseValue) {
+        if insertRows[id] != nil, let index = writer.plans[id.entityName]?.columnIndex[column] {
+            insertRows[id]?[index] = value
+        } else {
+            columnWrites[id, default: [:]][column] = value
+        }
     }
 
     private func check(_ value: AttributeValue, for attribute: AttributeDescription, entity: String) throws {
@@ -211,7 +235,7 @@ struct SaveOperation {
     // MARK: - Relationships
 
     private func relationship(_ name: String, of id: ManagedObjectID) throws -> RelationshipDescription {
-        guard let relationship = model.relationship(name, of: id.entityName) else {
+        guard let relationship = writer.plans[id.entityName]?.relationships[name]?.relationship else {
             if model.attribute(name, of: id.entityName) != nil {
                 throw CoreDataStoreError.invalidValue(entity: id.entityName, property: name, reason: "it is an attribute; pass it in attributes")
             }
@@ -256,7 +280,7 @@ struct SaveOperation {
     private mutating func currentToOne(_ relationship: RelationshipDescription, of source: ManagedObjectID) throws -> ManagedObjectID? {
         if let state = toOneState[source]?[relationship.name] { return state }
         guard !inserted.contains(source),
-              case .toOne(let column, let entityColumn) = layout.storage(of: relationship.name, entity: source.entityName, model: model),
+              case .toOne(let column, let entityColumn)? = writer.plans[source.entityName]?.relationships[relationship.name]?.storage,
               let table = layout.table(for: source.entityName, model: model)
         else { return nil }
         let row = try Row.fetchOne(db, sql: "SELECT \(column), \(entityColumn ?? "NULL") FROM \(table.name) WHERE Z_PK = ?",
@@ -270,22 +294,24 @@ struct SaveOperation {
     private mutating func setToOne(
         _ relationship: RelationshipDescription, of source: ManagedObjectID, to destination: ManagedObjectID?, maintainInverse: Bool
     ) throws {
-        guard case .toOne(let column, let entityColumn) = layout.storage(of: relationship.name, entity: source.entityName, model: model) else {
+        guard case .toOne(let column, let entityColumn)? = writer.plans[source.entityName]?.relationships[relationship.name]?.storage else {
             throw reject("\(source.entityName).\(relationship.name) has no column")
         }
         let previous = try currentToOne(relationship, of: source)
-        columnWrites[source, default: [:]][column] = destination.map { $0.primaryKey.databaseValue } ?? .null
+        setColumn(column, of: source, to: destination.map { $0.primaryKey.databaseValue } ?? .null)
         if let entityColumn {
-            columnWrites[source, default: [:]][entityColumn] = destination.flatMap { layout.entityNumbers[$0.entityName] }.map { Int64($0).databaseValue } ?? .null
+            setColumn(entityColumn, of: source, to: destination.flatMap { layout.entityNumbers[$0.entityName] }.map { Int64($0).databaseValue } ?? .null)
         }
         toOneState[source, default: [:]][relationship.name] = .some(destination)
-        touch(source, [relationship.name])
-        guard maintainInverse, previous != destination, let inverse = model.inverse(of: relationship) else { return }
+        touch(source, property: relationship.name)
+        guard maintainInverse, previous != destination,
+              let inverse = writer.plans[source.entityName]?.relationships[relationship.name]?.inverse ?? model.inverse(of: relationship)
+        else { return }
         if inverse.isToMany {
             // The inverse to-many is derived from this column; both owners changed.
-            for owner in [previous, destination].compactMap({ $0 }) where !deletedSet.contains(owner) { touch(owner, [inverse.name]) }
+            for owner in [previous, destination].compactMap({ $0 }) where !deletedSet.contains(owner) { touch(owner, property: inverse.name) }
             if inverse.isOrdered, let destination, case .toManyViaInverse(_, _, let order?) = layout.storage(of: inverse.name, entity: destination.entityName, model: model) {
-                columnWrites[source, default: [:]][order] = try nextOrder(in: inverse, of: destination).databaseValue
+                setColumn(order, of: source, to: try nextOrder(in: inverse, of: destination).databaseValue)
             }
         } else {
             // One-to-one: the old partner lets go, the new partner points back and drops its old partner.
@@ -353,14 +379,14 @@ struct SaveOperation {
         case .toManyViaInverse(_, _, let orderColumn):
             for member in old where !newSet.contains(member) {
                 try setToOne(inverse, of: member, to: nil, maintainInverse: false)
-                if let orderColumn { columnWrites[member, default: [:]][orderColumn] = .null }
+                if let orderColumn { setColumn(orderColumn, of: member, to: .null) }
             }
             for (position, member) in members.enumerated() {
                 if let previousOwner = try currentToOne(inverse, of: member), previousOwner != owner {
                     touch(previousOwner, [relationship.name])
                 }
                 try setToOne(inverse, of: member, to: owner, maintainInverse: false)
-                if let orderColumn { columnWrites[member, default: [:]][orderColumn] = Int64(position + 1).databaseValue }
+                if let orderColumn { setColumn(orderColumn, of: member, to: Int64(position + 1).databaseValue) }
             }
         case .toManyViaJoin(let join, let column, let other, let orderColumn):
             try db.execute(sql: "DELETE FROM \(join) WHERE \(column) = ?", arguments: [owner.primaryKey])
@@ -449,15 +475,17 @@ struct SaveOperation {
                 try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN (\(StoreSnapshot.placeholders(chunk.count)))", arguments: StatementArguments(chunk))
             }
         }
+        var insertStatements: [String: Statement] = [:]
         for id in insertedIDs where !deletedSet.contains(id) {
-            guard let table = layout.table(for: id.entityName, model: model) else { continue }
-            let values = columnWrites[id] ?? [:]
-            let columns = table.columns.map(\.name)
-            let statement = try db.cachedStatement(sql: "INSERT INTO \(table.name) (Z_PK, Z_ENT, Z_OPT, \(columns.joined(separator: ", "))) VALUES (?, ?, 1\(String(repeating: ", ?", count: columns.count)))")
-            var arguments: [DatabaseValue] = [id.primaryKey.databaseValue, Int64(layout.entityNumbers[id.entityName] ?? 0).databaseValue]
-            arguments.reserveCapacity(columns.count + 2)
-            for column in columns { arguments.append(values[column] ?? .null) }
-            try statement.execute(arguments: StatementArguments(arguments))
+            guard let plan = writer.plans[id.entityName], let row = insertRows[id] else { continue }
+            let statement = try insertStatements[plan.table] ?? db.cachedStatement(sql: plan.insertSQL)
+            insertStatements[plan.table] = statement
+            let handle = statement.sqliteStatement
+            sqlite3_reset(handle)
+            sqlite3_bind_int64(handle, 1, id.primaryKey)
+            sqlite3_bind_int64(handle, 2, plan.entityNumber)
+            for (index, value) in row.enumerated() { Self.bind(value, to: handle, at: Int32(index + 3)) }
+            try Self.step(handle, db: db)
         }
         for id in touchOrder where !inserted.contains(id) && !deletedSet.contains(id) {
             guard let table = layout.table(for: id.entityName, model: model) else { continue }
@@ -465,6 +493,40 @@ struct SaveOperation {
             let assignments = (values.map { "\($0.key) = ?" } + ["Z_OPT = Z_OPT + 1"]).joined(separator: ", ")
             try db.execute(sql: "UPDATE \(table.name) SET \(assignments) WHERE Z_PK = ?",
                            arguments: StatementArguments(values.map(\.value) + [id.primaryKey.databaseValue]))
+        }
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    /// Binds a value with the C API: GRDB's argument arrays cost more than the insert on bulk saves.
+    static func bind(_ value: DatabaseValue, to handle: OpaquePointer, at index: Int32) {
+        switch value.storage {
+        case .null: sqlite3_bind_null(handle, index)
+        case .int64(let number): sqlite3_bind_int64(handle, index, number)
+        case .double(let number): sqlite3_bind_double(handle, index, number)
+        case .string(let text) where text.isEmpty:
+            sqlite3_bind_text(handle, index, "", 0, nil) // a nil pointer would bind NULL
+        case .string(let text):
+            var text = text
+            text.withUTF8 { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { characters in
+                    _ = sqlite3_bind_text(handle, index, characters.baseAddress, Int32(characters.count), transient)
+                }
+            }
+        case .blob(let data):
+            // An empty blob still binds a zero-length blob, not NULL.
+            if data.isEmpty { sqlite3_bind_zeroblob(handle, index, 0); return }
+            data.withUnsafeBytes { buffer in
+                _ = sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), transient)
+            }
+        }
+    }
+
+    static func step(_ handle: OpaquePointer, db: Database) throws {
+        let status = sqlite3_step(handle)
+        sqlite3_reset(handle)
+        guard status == SQLITE_DONE || status == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
     }
 
@@ -508,21 +570,24 @@ struct SaveOperation {
         let tombstonePlaceholders = String(repeating: ", ?", count: writer.tombstoneColumnCount)
         let statement = try db.cachedStatement(sql: "INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\(tombstoneColumns)) VALUES (?, 16001, NULL, ?, ?, ?, ?, ?\(tombstonePlaceholders))")
         var orders: [String: [String]] = [:]
+        let handle = statement.sqliteStatement
         func record(_ id: ManagedObjectID, type: HistoryChange.ChangeType) throws {
-            var arguments: [DatabaseValue] = [
-                changeKey.databaseValue, Int64(type.rawValue).databaseValue,
-                Int64(layout.entityNumbers[id.entityName] ?? 0).databaseValue, id.primaryKey.databaseValue, transaction.databaseValue,
-            ]
+            sqlite3_reset(handle)
+            sqlite3_bind_int64(handle, 1, changeKey)
+            sqlite3_bind_int64(handle, 2, Int64(type.rawValue))
+            sqlite3_bind_int64(handle, 3, writer.plans[id.entityName]?.entityNumber ?? 0)
+            sqlite3_bind_int64(handle, 4, id.primaryKey)
+            sqlite3_bind_int64(handle, 5, transaction)
             if type == .update {
                 let order = orders[id.entityName] ?? model.historyColumnOrder(of: id.entityName)
                 orders[id.entityName] = order
-                arguments.append(HistoryColumnBitmap.encode(touched[id] ?? [], order: order).databaseValue)
+                Self.bind(HistoryColumnBitmap.encode(touched[id] ?? [], order: order).databaseValue, to: handle, at: 6)
             } else {
-                arguments.append(.null)
+                sqlite3_bind_null(handle, 6)
             }
             let stone = type == .delete ? tombstones[id] ?? [] : []
-            for index in 0..<writer.tombstoneColumnCount { arguments.append(index < stone.count ? stone[index] : .null) }
-            try statement.execute(arguments: StatementArguments(arguments))
+            for index in 0..<writer.tombstoneColumnCount { Self.bind(index < stone.count ? stone[index] : .null, to: handle, at: Int32(7 + index)) }
+            try Self.step(handle, db: db)
             changeKey += 1
         }
         for id in written { try record(id, type: .insert) }

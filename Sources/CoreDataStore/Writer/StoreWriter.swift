@@ -21,6 +21,8 @@ public final class StoreWriter: Sendable {
 
     let database: DatabaseQueue
     let tombstoneColumnCount: Int
+    /// Per-entity write plans, computed once (see ``EntityWritePlan``).
+    let plans: [String: EntityWritePlan]
 
     private init(path: String, database: DatabaseQueue, model: ManagedObjectModel, layout: StoreLayout,
                  storeUUID: String, tracksHistory: Bool, tombstoneColumnCount: Int) {
@@ -31,6 +33,7 @@ public final class StoreWriter: Sendable {
         self.storeUUID = storeUUID
         self.tracksHistory = tracksHistory
         self.tombstoneColumnCount = tombstoneColumnCount
+        plans = EntityWritePlan.plans(model: model, layout: layout)
     }
 
     static func configuration() -> Configuration {
