@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "CoreDataStore", targets: ["CoreDataStore"]),
         .library(name: "SearchIndex", targets: ["SearchIndex"]),
+        .library(name: "Indexer", targets: ["Indexer"]),
         .executable(name: "searchctl", targets: ["searchctl"]),
         .executable(name: "searchbench", targets: ["searchbench"]),
         .executable(name: "appsim", targets: ["appsim"]),
@@ -44,6 +45,10 @@ let package = Package(
                 // Batches bind values straight onto prepared statements (see searchbench index).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
+        // The exporter: follows a store's history into the index. Talks to both storage modules' APIs, no SQL.
+        .target(
+            name: "Indexer",
+            dependencies: ["CoreDataStore", "SearchIndex"]),
         // Acts like an app: builds a store from the Corpus and edits it at a rate.
         .executableTarget(
             name: "appsim",
@@ -58,7 +63,7 @@ let package = Package(
         .executableTarget(
             name: "searchctl",
             dependencies: [
-                "CoreDataStore",
+                "CoreDataStore", "SearchIndex", "Indexer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -79,6 +84,9 @@ let package = Package(
         .testTarget(
             name: "SearchIndexTests",
             dependencies: ["SearchIndex", "index-crash-helper", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "IndexerTests",
+            dependencies: ["Indexer", "CoreDataStore", "SearchIndex", "TestSupport"]),
         .testTarget(
             name: "AppSimTests",
             dependencies: ["CoreDataStore", "CZlib", "appsim", .product(name: "GRDB", package: "GRDB.swift")]),

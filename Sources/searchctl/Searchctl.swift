@@ -10,5 +10,5 @@ struct Searchctl: ParsableCommand {
             Exit status: 0 success, 1 nothing found, 64 usage error, 65 bad input data, 66 missing file, \
             70 internal error, 75 temporary failure (locked or busy).
             """,
-        subcommands: [ModelCommand.self, HistoryCommand.self, ResolveCommand.self])
+        subcommands: [IndexCommand.self, SearchCommand.self, DumpCommand.self, StatusCommand.self, ModelCommand.self, HistoryCommand.self, ResolveCommand.self])
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import CoreDataStore
 import Foundation
+import Indexer
+import SearchIndex
 
 /// Exit codes of `searchctl`, from sysexits.
 enum ExitStatus: Int32 {
@@ -41,7 +43,21 @@ func fail(_ error: any Error) -> ExitCode {
         printError(error.description)
         return ExitCode(error.exitStatus.rawValue)
     }
+    if let error = error as? SearchIndexError {
+        printError(error.description)
+        return ExitCode(error.exitStatus.rawValue)
+    }
+    if let error = error as? ExportError {
+        printError(error.description)
+        switch error {
+        case .store(let inner): return ExitCode(inner.exitStatus.rawValue)
+        case .index(let inner): return ExitCode(inner.exitStatus.rawValue)
+        case .lock: return ExitCode(ExitStatus.temporaryFailure.rawValue)
+        case .configuration, .historyNotTracked: return ExitCode(ExitStatus.dataError.rawValue)
+        }
+    }
     if let exit = error as? ExitCode { return exit }
+    if let error = error as? ValidationError { printError(error.message); return ExitCode(ExitStatus.usage.rawValue) }
     printError("unexpected failure: \(error)")
     return ExitCode(ExitStatus.software.rawValue)
 }

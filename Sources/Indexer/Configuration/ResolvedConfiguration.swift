@@ -1,0 +1,198 @@
+import CoreDataStore
+import Foundation
+
+/// A configuration checked against a model: for every indexed concrete entity, parsed expressions whose
+/// key paths all exist. Built once at start-up; invalid input fails here, with positions.
+public struct ResolvedConfiguration: Sendable {
+    /// The parsed fields of one entity's items.
+    public struct EntityPlan: Sendable, Hashable {
+        public var displayName: Expression
+        public var title: Expression?
+        public var text: [Expression]
+        public var keywords: [Expression]
+        public var latitude: Expression?
+        public var longitude: Expression?
+        public var date: Expression?
+        public var rank: Expression?
+
+        var all: [Expression] { [displayName] + [title, latitude, longitude, date, rank].compactMap { $0 } + text + keywords }
+    }
+
+    /// Plans of the indexed concrete entities.
+    public let plans: [String: EntityPlan]
+    /// The effective configuration (defaults filled in), as `--print-config` shows it.
+    public let effective: IndexConfiguration
+    /// Changes exactly when what items contain would change: a rebuild trigger.
+    public let digest: String
+    let model: ManagedObjectModel
+
+    /// Why a configuration does not fit the model.
+    public struct ResolutionError: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Resolves a configuration (nil: zero configuration) against a model.
+    public init(_ configuration: IndexConfiguration?, model: ManagedObjectModel) throws(ResolutionError) {
+        self.model = model
+        let configuration = configuration ?? IndexConfiguration()
+        for name in configuration.entities.keys where model.entity(named: name) == nil {
+            throw ResolutionError(description: "the configuration names an entity '\(name)' that the model does not have; entities: "
+                + model.entities.map(\.name).joined(separator: ", "))
+        }
+        var plans: [String: EntityPlan] = [:]
+        var effective: [String: IndexConfiguration.Entry] = [:]
+        for entity in model.entities {
+            // An entry applies to the entity and its sub-entities; the nearest one wins, field by field.
+            let chain = (model.ancestors(of: entity.name).reversed() + [entity.name]).compactMap { configuration.entities[$0] }
+            if entity.isAbstract || chain.last == .excluded {
+                effective[entity.name] = .excluded
+                continue
+            }
+            var fields = Self.defaults(for: entity.name, model: model)
+            for case .fields(let override) in chain { fields = fields.overridden(by: override) }
+            effective[entity.name] = .fields(fields)
+            plans[entity.name] = try Self.plan(fields, entity: entity.name, model: model)
+        }
+        self.plans = plans
+        self.effective = IndexConfiguration(entities: effective)
+        var canonical = ""
+        for (name, plan) in plans.sorted(by: { $0.key < $1.key }) {
+            canonical += "\(name): \(plan.all.map(\.description).joined(separator: " | "))\n"
+        }
+        digest = Self.fnv1a(canonical)
+    }
+
+    /// Every key path of the entity's expressions, plus — for paths ending on a relationship — the
+    /// destination's display-name paths behind it.
+    func keyPaths(of entity: String) -> [[String]] {
+        guard let plan = plans[entity] else { return [] }
+        var paths: [[String]] = []
+        for path in plan.all.flatMap(\.keyPaths) {
+            paths.append(path)
+            if let destination = destinationEntity(of: path, from: entity), let target = plans[destination] ?? plans.first(where: { model.isKind($0.key, of: destination) })?.value {
+                for suffix in target.displayName.keyPaths where suffix.count > 0 { paths.append(path + suffix) }
+            }
+        }
+        return paths
+    }
+
+    /// The entity a key path ends on when its last step is a relationship.
+    func destinationEntity(of path: [String], from entity: String) -> String? {
+        var current = entity
+        for name in path {
+            guard let relationship = model.relationship(name, of: current) else { return nil }
+            current = relationship.destinationEntityName
+        }
+        return current
+    }
+
+    private static func plan(_ fields: IndexConfiguration.EntityFields, entity: String, model: ManagedObjectModel) throws(ResolutionError) -> EntityPlan {
+        func parse(_ text: String?) throws(ResolutionError) -> Expression? {
+            guard let text else { return nil }
+            let expression: Expression
+            do {
+                expression = try ExpressionParser.parse(text)
+            } catch {
+                throw ResolutionError(description: "\(entity): \(error)")
+            }
+            for path in expression.keyPaths { try check(path, in: text, entity: entity, model: model) }
+            return expression
+        }
+        var text: [Expression] = [], keywords: [Expression] = []
+        for item in fields.text ?? [] { if let expression = try parse(item) { text.append(expression) } }
+        for item in fields.keywords ?? [] { if let expression = try parse(item) { keywords.append(expression) } }
+        return EntityPlan(
+            displayName: try parse(fields.displayName) ?? .string(entity), title: try parse(fields.title), text: text, keywords: keywords,
+            latitude: try parse(fields.latitude), longitude: try parse(fields.longitude), date: try parse(fields.date), rank: try parse(fields.rank))
+    }
+
+    private static func check(_ path: [String], in text: String, entity: String, model: ManagedObjectModel) throws(ResolutionError) {
+        var current = entity
+        for (index, name) in path.enumerated() {
+            let position = (text.range(of: path[..<(index + 1)].joined(separator: "."))?.upperBound).map {
+                text.distance(from: text.startIndex, to: $0) - name.count + 1
+            } ?? 1
+            if let relationship = model.relationship(name, of: current) {
+                current = relationship.destinationEntityName
+                continue
+            }
+            if model.attribute(name, of: current) != nil, index == path.count - 1 { return }
+            let reason = model.attribute(name, of: current) != nil
+                ? "'\(name)' is an attribute of \(current); only relationships can be followed with '.'"
+                : "\(current) has no property '\(name)'"
+            throw ResolutionError(description: "\(entity): invalid expression '\(text)' at character \(position): \(reason)")
+        }
+    }
+
+    /// Zero configuration, per DESIGN §4.
+    static func defaults(for entity: String, model: ManagedObjectModel) -> IndexConfiguration.EntityFields {
+        let attributes = model.allAttributes(of: entity).filter(\.isStored)
+        let strings = attributes.filter { $0.type == .string }
+        let display = ["name", "title", "displayName", "label", "subject"].lazy.compactMap { name in strings.first { $0.name == name } }.first
+            ?? strings.first
+            ?? attributes.first { [.integer16, .integer32, .integer64, .double, .float, .date].contains($0.type) }
+        var text: [String]
+        if model.marksSpotlightProperties {
+            text = attributes.filter(\.isIndexedBySpotlight).map(\.name)
+                + model.allRelationships(of: entity).filter(\.isIndexedBySpotlight).map(\.name)
+        } else {
+            text = strings.map(\.name)
+        }
+        text.removeAll { $0 == display?.name }
+        let numeric = attributes.filter { $0.type == .double || $0.type == .float }
+        let latitude = ["latitude", "lat"].lazy.compactMap { name in numeric.first { $0.name == name } }.first
+        let longitude = ["longitude", "lon", "lng"].lazy.compactMap { name in numeric.first { $0.name == name } }.first
+        let date = ["updatedAt", "modifiedAt", "updated", "modified", "date", "timestamp", "createdAt"].lazy
+            .compactMap { name in attributes.first { $0.name == name && $0.type == .date } }.first
+        return IndexConfiguration.EntityFields(
+            displayName: display?.name ?? "'\(entity)'", title: nil, text: text, keywords: nil,
+            latitude: latitude.flatMap { _ in longitude != nil ? latitude?.name : nil },
+            longitude: longitude.flatMap { _ in latitude != nil ? longitude?.name : nil }, date: date?.name, rank: nil)
+    }
+
+    static func fnv1a(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return String(hash, radix: 16)
+    }
+}
+
+extension IndexConfiguration {
+    /// The configuration as JSON, in the format `--config` reads (keys sorted, entities by name).
+    public var json: String {
+        var lines = ["{", "  \"entities\": {"]
+        let sorted = entities.sorted { $0.key < $1.key }
+        for (offset, (name, entry)) in sorted.enumerated() {
+            let comma = offset < sorted.count - 1 ? "," : ""
+            switch entry {
+            case .excluded:
+                lines.append("    \(Self.quote(name)): false\(comma)")
+            case .fields(let fields):
+                var members: [String] = []
+                func add(_ key: String, _ value: String?) { if let value { members.append("\(Self.quote(key)): \(Self.quote(value))") } }
+                func addList(_ key: String, _ values: [String]?) {
+                    if let values { members.append("\(Self.quote(key)): [" + values.map(Self.quote).joined(separator: ", ") + "]") }
+                }
+                add("displayName", fields.displayName); add("title", fields.title); addList("text", fields.text)
+                addList("keywords", fields.keywords); add("latitude", fields.latitude); add("longitude", fields.longitude)
+                add("date", fields.date); add("rank", fields.rank)
+                lines.append("    \(Self.quote(name)): {" + members.joined(separator: ", ") + "}\(comma)")
+            }
+        }
+        lines += ["  }", "}"]
+        return lines.joined(separator: "\n")
+    }
+
+    private static func quote(_ text: String) -> String {
+        var output = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        return output + "\""
+    }
+}

@@ -1,0 +1,184 @@
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+/// Follows a store's persistent history into the index, exactly once.
+///
+/// A first export pages through every indexed object from a recorded history token T0, then history
+/// after T0 is replayed in batches. Every batch — export page or history — is one index transaction that
+/// carries the new checkpoint, so a crash anywhere resumes exactly where the index says it is.
+public final class Exporter {
+    /// What a catch-up did.
+    public struct Summary: Sendable {
+        public var inserted = 0, updated = 0, deleted = 0
+        /// The history token reached.
+        public var token: Int64 = 0
+        /// Why everything was re-exported, if it was.
+        public var rebuildReason: String?
+        /// Whether a first export ran.
+        public var exported = false
+        public var seconds = 0.0
+    }
+
+    let store: PersistentStore
+    let index: SearchIndex
+    let configuration: ResolvedConfiguration
+    let builder: ItemBuilder
+    let batchSize: Int
+    let storePath: String
+    private let lock: WriterLock
+
+    /// Opens an exporter; takes the index's writer lock (a second exporter fails naming the first).
+    public init(store: PersistentStore, index: SearchIndex, configuration: ResolvedConfiguration,
+                functions: FunctionRegistry = .standard, batchSize: Int = 1_000) throws(ExportError) {
+        self.store = store
+        self.index = index
+        self.configuration = configuration
+        self.builder = ItemBuilder(configuration: configuration, functions: functions)
+        self.batchSize = max(1, batchSize)
+        storePath = URL(fileURLWithPath: store.path).standardizedFileURL.path
+        lock = try WriterLock(indexPath: index.path)
+    }
+
+    private func checkpoint(token: Int64, exportState: String?) -> StoreCheckpoint {
+        StoreCheckpoint(storeUUID: store.metadata.storeUUID, storePath: storePath, token: token, modelDigest: store.metadata.modelDigest,
+                        configurationDigest: configuration.digest, exportState: exportState)
+    }
+
+    /// Brings the index up to the store's newest transaction and returns what changed.
+    /// `log` receives announcements (rebuilds) and progress lines.
+    public func catchUp(rebuild: Bool = false, log: (String) -> Void = { _ in }) throws(ExportError) -> Summary {
+        let start = DispatchTime.now().uptimeNanoseconds
+        var summary = Summary()
+        do {
+            let uuid = store.metadata.storeUUID
+            // A store replaced at the same path: its old items go.
+            for old in try index.checkpoints() where old.storePath == storePath && old.storeUUID != uuid {
+                log("store \(storePath) was replaced (UUID \(old.storeUUID) → \(uuid)): removing \(try index.removeStore(uuid: old.storeUUID)) items of the old store")
+                summary.rebuildReason = "the store was replaced"
+            }
+            var existing = try index.checkpoint(storeUUID: uuid)
+            var reason: String? = rebuild ? "--rebuild was given" : nil
+            if let current = existing, reason == nil {
+                if current.modelDigest != store.metadata.modelDigest {
+                    reason = "the store's model changed (migration)"
+                } else if current.configurationDigest != configuration.digest {
+                    reason = "the configuration changed what items contain"
+                } else if store.hasHistory, current.exportState == nil, !(try store.historyBounds()).canResume(from: current.token) {
+                    reason = "history was purged past token \(current.token) (history token expired)"
+                } else if !store.hasHistory, current.exportState == nil {
+                    reason = "the store has no persistent history: re-exporting everything"
+                }
+            }
+            if let reason, existing != nil {
+                log("rebuilding \(storePath): \(reason)")
+                summary.rebuildReason = reason
+                summary.deleted += try index.removeStore(uuid: uuid)
+                existing = nil
+            }
+            if existing == nil || existing?.exportState != nil {
+                try export(resuming: existing, summary: &summary, log: log)
+            }
+            if store.hasHistory { try followHistory(summary: &summary, log: log) }
+            summary.token = try index.checkpoint(storeUUID: uuid)?.token ?? 0
+        } catch let error as CoreDataStoreError {
+            throw .store(error)
+        } catch let error as SearchIndexError {
+            throw .index(error)
+        } catch {
+            throw .configuration("\(error)")
+        }
+        summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return summary
+    }
+
+    /// The roots whose tables hold indexed entities, in a fixed order.
+    private var roots: [String] {
+        configuration.model.entities.filter { $0.superentityName == nil }.map(\.name).filter { root in
+            configuration.model.hierarchy(from: root).contains { configuration.plans[$0] != nil }
+        }
+    }
+
+    /// Pages through every indexed object. Resumable: the state `t0 root-index after-pk` rides in the
+    /// checkpoint of every page.
+    private func export(resuming existing: StoreCheckpoint?, summary: inout Summary, log: (String) -> Void) throws {
+        summary.exported = true
+        var (t0, rootIndex, after) = Self.parseState(existing?.exportState) ?? (0, 0, Int64(0))
+        if existing?.exportState == nil, store.hasHistory {
+            // T0 is read before the first page: anything saved after it is replayed from history.
+            t0 = try store.historyBounds().newest
+        }
+        let roots = self.roots
+        var exported = 0
+        while rootIndex < roots.count {
+            let root = roots[rootIndex]
+            let selection = builder.selection(forHierarchy: root)
+            let items: [IndexedItem]
+            let last: Int64?
+            (items, last) = try store.read { snapshot throws in
+                let page = try snapshot.objects(ofEntity: root, afterPrimaryKey: after, limit: batchSize, relationships: selection)
+                return (try builder.items(for: page, in: snapshot), page.last?.objectID.primaryKey)
+            }
+            if let last { after = last } else { rootIndex += 1; after = 0 }
+            let state = rootIndex < roots.count ? "\(t0) \(rootIndex) \(after)" : nil
+            let result = try index.apply(IndexBatch(upserts: items, checkpoint: checkpoint(token: t0, exportState: state)))
+            summary.inserted += result.inserted
+            summary.updated += result.updated
+            exported += items.count
+            if exported > 0 && exported % (batchSize * 50) < items.count { log("exported \(exported) items…") }
+        }
+        // One merged full-text segment makes every later query cheaper.
+        if exported > 10_000 { try index.optimize() }
+    }
+
+    static func parseState(_ state: String?) -> (Int64, Int, Int64)? {
+        guard let parts = state?.split(separator: " "), parts.count == 3,
+              let t0 = Int64(parts[0]), let root = Int(parts[1]), let after = Int64(parts[2]) else { return nil }
+        return (t0, root, after)
+    }
+
+    /// Replays history after the checkpoint's token in batches, each committed with its token.
+    private func followHistory(summary: inout Summary, log: (String) -> Void) throws {
+        let dependencies = builder.dependencies()
+        while true {
+            guard let token = try index.checkpoint(storeUUID: store.metadata.storeUUID)?.token else { return }
+            let batch: (items: [IndexedItem], deletes: [String], token: Int64)? = try store.read { snapshot throws in
+                let transactions = try snapshot.transactions(after: token, limit: 100, changeLimit: batchSize)
+                guard let last = transactions.last else { return nil }
+                // Coalesce per object: anything followed by a delete is a delete; the rest is an upsert of
+                // the current row (so ZCOLUMNS never decides anything).
+                var deleted: Set<ManagedObjectID> = [], changed: Set<ManagedObjectID> = []
+                for change in transactions.flatMap(\.changes) {
+                    if change.type == .delete { deleted.insert(change.objectID) } else { changed.insert(change.objectID) }
+                }
+                changed.subtract(deleted)
+                // Objects whose items show a changed object through a relationship are re-indexed too.
+                var affected = changed
+                for (entity, ids) in Dictionary(grouping: changed, by: \.entityName) {
+                    for dependency in configuration.model.ancestors(of: entity).reversed().flatMap({ dependencies[$0] ?? [] }) + (dependencies[entity] ?? []) {
+                        var current = Array(ids)
+                        for inverse in dependency.inverses where !current.isEmpty {
+                            let objects = try snapshot.objects(current, relationships: .toOneAnd([inverse]))
+                            current = objects.values.flatMap { $0.toOne[inverse].map { [$0] } ?? $0.toMany[inverse] ?? [] }
+                        }
+                        affected.formUnion(current.filter { configuration.model.isKind($0.entityName, of: dependency.indexed) })
+                    }
+                }
+                var objects: [ManagedObjectSnapshot] = []
+                for (entity, ids) in Dictionary(grouping: affected, by: \.entityName) where configuration.plans[entity] != nil {
+                    objects += try snapshot.objects(ids, relationships: builder.selection(for: entity)).values
+                }
+                let found = Set(objects.map(\.objectID))
+                // Changed in history but gone now (deleted by a later transaction): remove.
+                let gone = changed.filter { !found.contains($0) && configuration.plans[$0.entityName] != nil }
+                let deletes = (deleted.union(gone)).filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation)
+                return (try builder.items(for: objects, in: snapshot), deletes.sorted(), last.number)
+            }
+            guard let batch else { return }
+            let result = try index.apply(IndexBatch(upserts: batch.items, deletes: batch.deletes, checkpoint: checkpoint(token: batch.token, exportState: nil)))
+            summary.inserted += result.inserted
+            summary.updated += result.updated
+            summary.deleted += result.deleted
+        }
+    }
+}

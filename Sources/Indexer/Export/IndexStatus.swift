@@ -1,0 +1,49 @@
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+/// What `searchctl status` reports: per store, how far the index is and how far behind.
+public struct IndexStatus: Sendable {
+    /// One store the index holds.
+    public struct Store: Sendable {
+        public var checkpoint: StoreCheckpoint
+        /// The store's newest transaction, when the store could be opened.
+        public var newestTransaction: Int64?
+        /// Why the store could not be read, if it could not.
+        public var problem: String?
+        /// Transactions not indexed yet.
+        public var lag: Int64? { newestTransaction.map { max(0, $0 - checkpoint.token) } }
+    }
+
+    public var statistics: IndexStatistics
+    public var stores: [Store]
+    /// The pid of the exporter writing the index, if one is.
+    public var writerPID: Int32?
+
+    /// Reads the status of an index (and peeks at each store it holds, read-only).
+    public static func read(index: SearchIndex) throws(SearchIndexError) -> IndexStatus {
+        let statistics = try index.statistics()
+        let stores = statistics.checkpoints.map { checkpoint -> Store in
+            do {
+                let store = try PersistentStore(path: checkpoint.storePath)
+                return Store(checkpoint: checkpoint, newestTransaction: store.hasHistory ? try store.historyBounds().newest : nil)
+            } catch {
+                return Store(checkpoint: checkpoint, problem: "\(error)")
+            }
+        }
+        return IndexStatus(statistics: statistics, stores: stores, writerPID: WriterLock.holder(indexPath: index.path))
+    }
+}
+
+extension WriterLock {
+    /// The pid holding the writer lock of an index, or nil when no exporter runs.
+    static func holder(indexPath: String) -> Int32? {
+        let descriptor = open(indexPath + ".lock", O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        if flock(descriptor, LOCK_SH | LOCK_NB) == 0 { flock(descriptor, LOCK_UN); return nil }
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = pread(descriptor, &buffer, buffer.count, 0)
+        return count > 0 ? Int32(String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) : -1
+    }
+}

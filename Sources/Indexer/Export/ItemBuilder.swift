@@ -1,0 +1,95 @@
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+/// Turns objects into index items: evaluates each entity's expressions over an object graph filled
+/// level by level with bulk fetches (one query per table per relationship hop per batch).
+struct ItemBuilder {
+    let configuration: ResolvedConfiguration
+    let functions: FunctionRegistry
+
+    /// The to-many relationships a base object of this entity must come with.
+    func selection(for entity: String) -> RelationshipSelection {
+        .toOneAnd(Set(configuration.keyPaths(of: entity).compactMap { path in
+            path.first.flatMap { configuration.model.relationship($0, of: entity)?.isToMany == true ? $0 : nil }
+        }))
+    }
+
+    /// The selection for a page that may hold several entities of one hierarchy.
+    func selection(forHierarchy root: String) -> RelationshipSelection {
+        var names: Set<String> = []
+        for entity in configuration.model.hierarchy(from: root) {
+            if case .toOneAnd(let more) = selection(for: entity) { names.formUnion(more) }
+        }
+        return .toOneAnd(names)
+    }
+
+    func items(for objects: [ManagedObjectSnapshot], in snapshot: StoreSnapshot, now: Date = Date()) throws(CoreDataStoreError) -> [IndexedItem] {
+        let indexed = objects.filter { configuration.plans[$0.entityName] != nil }
+        var graph = Dictionary(objects.map { ($0.objectID, $0) }, uniquingKeysWith: { first, _ in first })
+        var frontier: [(ManagedObjectSnapshot, [[String]])] = indexed.map { ($0, configuration.keyPaths(of: $0.entityName)) }
+        while !frontier.isEmpty {
+            var wanted: [ManagedObjectID: Set<[String]>] = [:]
+            for (object, paths) in frontier {
+                for path in paths {
+                    guard let first = path.first else { continue }
+                    let destinations = object.toOne[first].map { [$0] } ?? object.toMany[first] ?? []
+                    for destination in destinations { wanted[destination, default: []].insert(Array(path.dropFirst())) }
+                }
+            }
+            let missing = wanted.keys.filter { graph[$0] == nil }
+            if !missing.isEmpty {
+                var toMany: Set<String> = []
+                for id in missing {
+                    for path in wanted[id] ?? [] {
+                        if let first = path.first, configuration.model.relationship(first, of: id.entityName)?.isToMany == true { toMany.insert(first) }
+                    }
+                }
+                for (id, object) in try snapshot.objects(missing, relationships: .toOneAnd(toMany)) { graph[id] = object }
+            }
+            frontier = wanted.compactMap { id, paths in
+                let rest = paths.filter { !$0.isEmpty }
+                return rest.isEmpty ? nil : graph[id].map { ($0, Array(rest)) }
+            }
+        }
+        let evaluator = ExpressionEvaluator(graph: graph, functions: functions, displayName: { related in
+            guard let plan = configuration.plans[related.entityName] else { return nil }
+            return ExpressionEvaluator(graph: graph, functions: functions, displayName: { _ in nil }, now: now)
+                .evaluate(plan.displayName, on: related).texts.joined(separator: " ")
+        }, now: now)
+        return indexed.compactMap { object in
+            guard let plan = configuration.plans[object.entityName] else { return nil }
+            func texts(_ expression: Expression?) -> [String] { expression.map { evaluator.evaluate($0, on: object).texts } ?? [] }
+            let latitude = plan.latitude.flatMap { evaluator.evaluate($0, on: object).number }
+            let longitude = plan.longitude.flatMap { evaluator.evaluate($0, on: object).number }
+            return IndexedItem(
+                uri: object.objectID.uriRepresentation, entity: object.entityName,
+                displayName: texts(plan.displayName).joined(separator: " "), title: texts(plan.title).joined(separator: " "),
+                text: plan.text.flatMap { texts($0) }, keywords: plan.keywords.flatMap { texts($0) },
+                latitude: latitude, longitude: longitude, date: plan.date.flatMap { evaluator.evaluate($0, on: object).date },
+                rank: plan.rank.flatMap { evaluator.evaluate($0, on: object).number } ?? 0)
+        }
+    }
+
+    /// For every entity a key path passes through, the inverse chains that lead back to the indexed
+    /// entities showing it: a change there re-indexes those objects.
+    func dependencies() -> [String: [(indexed: String, inverses: [String])]] {
+        let model = configuration.model
+        var result: [String: [(indexed: String, inverses: [String])]] = [:]
+        for entity in configuration.plans.keys.sorted() {
+            for path in Set(configuration.keyPaths(of: entity)) {
+                var current = entity
+                var inverses: [String] = []
+                for name in path {
+                    guard let relationship = model.relationship(name, of: current), let inverse = model.inverse(of: relationship) else { break }
+                    inverses.insert(inverse.name, at: 0)
+                    current = relationship.destinationEntityName
+                    if !result[current, default: []].contains(where: { $0.indexed == entity && $0.inverses == inverses }) {
+                        result[current, default: []].append((entity, inverses))
+                    }
+                }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,146 @@
+/// Parses the `NSExpression` format subset Searchlight supports:
+/// key paths (`name`, `country.name`), string (`'x'`, `"x"`) and number literals, `now()`,
+/// `lowercase:(x)`, `uppercase:(x)`, `count:(x)`, `sum:(x)`, `min:(x)`, `max:(x)`, `average:(x)`, and
+/// `FUNCTION(receiver, 'selector:', arguments…)`.
+public enum ExpressionParser {
+    /// The functions written `name:(…)`, with how many arguments each takes.
+    static let namedFunctions: [String: Int] = [
+        "lowercase": 1, "uppercase": 1, "count": 1, "sum": 1, "min": 1, "max": 1, "average": 1,
+    ]
+
+    /// Parses one expression.
+    public static func parse(_ text: String) throws(ExpressionError) -> Expression {
+        var parser = Parser(text: text)
+        let expression = try parser.expression()
+        parser.skipSpaces()
+        guard parser.index == parser.characters.count else { throw parser.error("unexpected '\(parser.characters[parser.index])' after the expression") }
+        return expression
+    }
+
+    private struct Parser {
+        let text: String
+        let characters: [Character]
+        var index = 0
+
+        init(text: String) {
+            self.text = text
+            characters = Array(text)
+        }
+
+        func error(_ reason: String) -> ExpressionError {
+            ExpressionError(expression: text, position: index + 1, reason: reason)
+        }
+
+        mutating func skipSpaces() {
+            while index < characters.count, characters[index].isWhitespace { index += 1 }
+        }
+
+        func peek() -> Character? { index < characters.count ? characters[index] : nil }
+
+        mutating func expect(_ character: Character) throws(ExpressionError) {
+            skipSpaces()
+            guard peek() == character else { throw error(peek().map { "expected '\(character)', found '\($0)'" } ?? "expected '\(character)', found the end") }
+            index += 1
+        }
+
+        mutating func expression() throws(ExpressionError) -> Expression {
+            skipSpaces()
+            guard let character = peek() else { throw error("expected an expression, found the end") }
+            if character == "'" || character == "\"" { return .string(try string()) }
+            if character.isNumber || character == "-" || character == "." { return try number() }
+            if character.isLetter || character == "_" || character == "$" { return try identifierExpression() }
+            throw error("unexpected '\(character)'")
+        }
+
+        mutating func string() throws(ExpressionError) -> String {
+            let quote = characters[index]
+            let start = index
+            index += 1
+            var value = ""
+            while index < characters.count {
+                let character = characters[index]
+                if character == "\\" && index + 1 < characters.count {
+                    let escaped = characters[index + 1]
+                    value.append(escaped == "n" ? "\n" : escaped == "t" ? "\t" : escaped)
+                    index += 2
+                    continue
+                }
+                if character == quote { index += 1; return value }
+                value.append(character)
+                index += 1
+            }
+            index = start
+            throw error("the string that starts here is not closed")
+        }
+
+        mutating func number() throws(ExpressionError) -> Expression {
+            let start = index
+            if peek() == "-" { index += 1 }
+            while let character = peek(), character.isNumber || character == "." || character == "e" || character == "E" { index += 1 }
+            guard let value = Double(String(characters[start..<index])) else {
+                index = start
+                throw error("'\(String(characters[start..<max(start + 1, index)]))' is not a number")
+            }
+            return .number(value)
+        }
+
+        mutating func identifier() throws(ExpressionError) -> String {
+            skipSpaces()
+            let start = index
+            while let character = peek(), character.isLetter || character.isNumber || character == "_" || character == "$" { index += 1 }
+            guard index > start else { throw error(peek().map { "expected a name, found '\($0)'" } ?? "expected a name, found the end") }
+            return String(characters[start..<index])
+        }
+
+        mutating func arguments() throws(ExpressionError) -> [Expression] {
+            try expect("(")
+            skipSpaces()
+            var arguments: [Expression] = []
+            if peek() == ")" { index += 1; return arguments }
+            while true {
+                arguments.append(try expression())
+                skipSpaces()
+                if peek() == "," { index += 1; continue }
+                try expect(")")
+                return arguments
+            }
+        }
+
+        mutating func identifierExpression() throws(ExpressionError) -> Expression {
+            let start = index
+            let name = try identifier()
+            if name == "FUNCTION" {
+                let arguments = try arguments()
+                guard arguments.count >= 2, case .string(let selector) = arguments[1] else {
+                    index = start
+                    throw error("FUNCTION needs a receiver and a selector string: FUNCTION(x, 'selector:', …)")
+                }
+                return .custom(selector: selector, receiver: arguments[0], arguments: Array(arguments.dropFirst(2)))
+            }
+            if name == "now" {
+                skipSpaces()
+                if peek() == "(" { _ = try arguments(); return .function(name: "now", arguments: []) }
+            }
+            skipSpaces()
+            if peek() == ":" {
+                index += 1
+                guard let arity = ExpressionParser.namedFunctions[name] else {
+                    index = start
+                    throw error("unknown function '\(name):'; known: " + ExpressionParser.namedFunctions.keys.sorted().map { $0 + ":" }.joined(separator: ", ") + ", now(), FUNCTION(…)")
+                }
+                let arguments = try arguments()
+                guard arguments.count == arity else {
+                    index = start
+                    throw error("\(name): takes \(arity) argument\(arity == 1 ? "" : "s"), got \(arguments.count)")
+                }
+                return .function(name: name, arguments: arguments)
+            }
+            var path = [name]
+            while peek() == "." {
+                index += 1
+                path.append(try identifier())
+            }
+            return .keyPath(path)
+        }
+    }
+}

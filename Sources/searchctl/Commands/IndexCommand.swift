@@ -1,0 +1,77 @@
+import ArgumentParser
+import CoreDataStore
+import Foundation
+import Indexer
+import SearchIndex
+
+/// `searchctl index`: brings the index up to date with the store.
+struct IndexCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "index",
+        abstract: "Index a Core Data store: a first export, then its history, exactly once.",
+        discussion: """
+            The store is opened read-only. The index defaults to the store's path with .searchindex, created with \
+            the store file's permissions. Rebuilds (store replaced, history purged, model or configuration \
+            changed) are announced on stderr.
+
+            Example:
+              searchctl index --store Places.sqlite --config places.json
+            """)
+
+    @Option(help: ArgumentHelp("The app's Core Data store (.sqlite).", valueName: "path"))
+    var store: String
+
+    @Option(help: ArgumentHelp("The index file (default: beside the store).", valueName: "path"))
+    var index: String?
+
+    @Option(help: ArgumentHelp("A model file to read the store with instead of its Z_MODELCACHE.", valueName: "path"))
+    var model: String?
+
+    @Option(help: ArgumentHelp("A JSON configuration of what to index (see --print-config).", valueName: "path"))
+    var config: String?
+
+    @Flag(help: "Export everything again.")
+    var rebuild = false
+
+    @Option(help: "Objects per index transaction.")
+    var batchSize = 1_000
+
+    @Flag(help: "Print the effective configuration (defaults filled in) as JSON and exit.")
+    var printConfig = false
+
+    @Flag(help: "No summary line.")
+    var quiet = false
+
+    func validate() throws {
+        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+    }
+
+    func run() throws {
+        do {
+            let opened = try PersistentStore(path: store, modelPath: model)
+            for note in opened.notes { printNote(note) }
+            var configuration: IndexConfiguration?
+            if let config {
+                guard let data = FileManager.default.contents(atPath: config) else { throw CoreDataStoreError.fileNotFound(path: config) }
+                do { configuration = try IndexConfiguration(json: data, path: config) } catch { throw ExportError.configuration(error.description) }
+            }
+            let resolved: ResolvedConfiguration
+            do { resolved = try ResolvedConfiguration(configuration, model: opened.model) } catch { throw ExportError.configuration(error.description) }
+            if printConfig {
+                print(resolved.effective.json)
+                return
+            }
+            let indexPath = index ?? IndexLocation.defaultIndex(forStore: store)
+            let permissions = (try? FileManager.default.attributesOfItem(atPath: store)[.posixPermissions] as? Int) ?? 0o600
+            let searchIndex = try SearchIndex(path: indexPath, mode: .readWrite(permissions: permissions))
+            let exporter = try Exporter(store: opened, index: searchIndex, configuration: resolved, batchSize: batchSize)
+            let summary = try exporter.catchUp(rebuild: rebuild) { printNote($0) }
+            if !quiet {
+                print("indexed \(store): \(summary.inserted) inserted, \(summary.updated) updated, \(summary.deleted) deleted; token \(summary.token); "
+                    + String(format: "%.2f s", summary.seconds) + " → \(indexPath)")
+            }
+        } catch {
+            throw fail(error)
+        }
+    }
+}

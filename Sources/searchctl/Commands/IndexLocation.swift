@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import SearchIndex
+
+/// Where the index is: `--index`, else beside `--store` (extension replaced by `.searchindex`), else
+/// `$SEARCHCTL_INDEX`.
+struct IndexLocation: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The index file.", valueName: "path"))
+    var index: String?
+
+    @Option(name: .long, help: ArgumentHelp("The store whose default index (store.searchindex, beside it) to use.", valueName: "path"))
+    var store: String?
+
+    static func defaultIndex(forStore store: String) -> String {
+        URL(fileURLWithPath: store).deletingPathExtension().appendingPathExtension("searchindex").path
+    }
+
+    func path() throws -> String {
+        if let index { return index }
+        if let store { return Self.defaultIndex(forStore: store) }
+        if let environment = ProcessInfo.processInfo.environment["SEARCHCTL_INDEX"], !environment.isEmpty { return environment }
+        throw ValidationError("say which index: --index PATH, --store PATH (its default index) or SEARCHCTL_INDEX")
+    }
+
+    func open() throws -> SearchIndex {
+        try SearchIndex(path: path(), mode: .readOnly)
+    }
+}
+
+extension SearchIndexError {
+    var exitStatus: ExitStatus {
+        switch self {
+        case .indexNotFound: .noInput
+        case .invalidQuery, .invalidLocation: .usage
+        case .busy: .temporaryFailure
+        case .database: .software
+        default: .dataError
+        }
+    }
+}

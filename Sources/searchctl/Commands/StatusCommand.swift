@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+import Indexer
+import SearchIndex
+
+/// `searchctl status`: how far the index is, per store.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the index: stores, tokens and lag, items per entity, size, schema, writer.",
+        discussion: "Example:\n  searchctl status --store Places.sqlite")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
+
+    @OptionGroup var location: IndexLocation
+
+    @Option(help: "text or json.")
+    var format: Format = .text
+
+    func run() throws {
+        do {
+            let index = try location.open()
+            let status = try IndexStatus.read(index: index)
+            let statistics = status.statistics
+            switch format {
+            case .json:
+                print(JSONValue.object([
+                    ("index", .string(index.path)),
+                    ("schemaVersion", .int(Int64(statistics.schemaVersion))),
+                    ("sizeBytes", .int(statistics.sizeInBytes)),
+                    ("items", .object(statistics.itemsPerEntity.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
+                    ("located", .int(Int64(statistics.locatedItems))),
+                    ("writerPID", status.writerPID.map { .int(Int64($0)) } ?? .null),
+                    ("stores", .array(status.stores.map { store in
+                        .object([
+                            ("path", .string(store.checkpoint.storePath)), ("uuid", .string(store.checkpoint.storeUUID)),
+                            ("token", .int(store.checkpoint.token)), ("newestTransaction", store.newestTransaction.map(JSONValue.int) ?? .null),
+                            ("lag", store.lag.map(JSONValue.int) ?? .null), ("updatedAt", .string(store.checkpoint.updatedAt.iso8601)),
+                            ("exportInProgress", .bool(store.checkpoint.exportState != nil)), ("problem", .optional(store.problem)),
+                        ])
+                    })),
+                ]).pretty)
+            case .text:
+                print("index: \(index.path) (schema \(statistics.schemaVersion), \(statistics.sizeInBytes / 1024) KiB)")
+                print("writer: " + (status.writerPID.map { "searchctl index running (pid \($0))" } ?? "none"))
+                for store in status.stores {
+                    print("store: \(store.checkpoint.storePath) (\(store.checkpoint.storeUUID))")
+                    let newest = store.newestTransaction.map { "newest \($0), lag \(store.lag ?? 0)" } ?? (store.problem ?? "no history")
+                    print("  token \(store.checkpoint.token); \(newest); updated \(store.checkpoint.updatedAt.iso8601)"
+                        + (store.checkpoint.exportState != nil ? "; first export in progress" : ""))
+                }
+                for (entity, count) in statistics.itemsPerEntity.sorted(by: { $0.key < $1.key }) { print("  \(entity): \(count) items") }
+                print("  located: \(statistics.locatedItems)")
+            }
+        } catch {
+            throw fail(error)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import CoreDataStore
+@testable import Indexer
+import Testing
+
+@Suite("Expressions and configuration")
+struct ExpressionTests {
+    @Test("the NSExpression subset parses", arguments: [
+        ("name", "name"), ("country.name", "country.name"), ("'a \\'quoted\\' text'", "'a \\'quoted\\' text'"), ("42", "42"),
+        ("lowercase:(name)", "lowercase:(name)"), ("count:(places)", "count:(places)"), ("now()", "now()"),
+        ("FUNCTION(name, 'stringByAppendingString:', ' city')", "FUNCTION(name, 'stringByAppendingString:', ' city')"),
+        ("  average:( places.population )  ", "average:(places.population)"),
+    ])
+    func parses(text: String, rendered: String) throws {
+        #expect(try ExpressionParser.parse(text).description == rendered)
+    }
+
+    @Test("errors point at the offending character", arguments: [
+        ("name.", 6), ("'open", 1), ("frobnicate:(x)", 1), ("count:(a, b)", 1), ("FUNCTION(name)", 1), ("name name", 6), ("", 1), ("(", 1),
+    ])
+    func errors(text: String, position: Int) {
+        #expect(throws: ExpressionError.self) { try ExpressionParser.parse(text) }
+        do { _ = try ExpressionParser.parse(text) } catch { #expect(error.position == position, "\(text): \(error)") }
+    }
+
+    static func model() throws -> ManagedObjectModel {
+        try ManagedObjectModel(entities: [
+            EntityDescription(name: "Country", attributes: [
+                AttributeDescription(name: "name", type: .string), AttributeDescription(name: "population", type: .integer64),
+            ], relationships: [RelationshipDescription(name: "places", destinationEntityName: "Place", inverseName: "country", isToMany: true)]),
+            EntityDescription(name: "Place", attributes: [
+                AttributeDescription(name: "name", type: .string), AttributeDescription(name: "latitude", type: .double),
+                AttributeDescription(name: "longitude", type: .double), AttributeDescription(name: "population", type: .integer64),
+                AttributeDescription(name: "payload", type: .binaryData),
+            ], relationships: [RelationshipDescription(name: "country", destinationEntityName: "Country", inverseName: "places")]),
+        ])
+    }
+
+    @Test("zero configuration follows DESIGN §4")
+    func defaults() throws {
+        let resolved = try ResolvedConfiguration(nil, model: try Self.model())
+        let place = try #require(resolved.plans["Place"])
+        #expect(place.displayName == .keyPath(["name"]))
+        #expect(place.latitude == .keyPath(["latitude"]) && place.longitude == .keyPath(["longitude"]))
+        #expect(resolved.plans["Country"]?.displayName == .keyPath(["name"]))
+    }
+
+    @Test("configuration errors name the entity, property and position")
+    func configurationErrors() throws {
+        let model = try Self.model()
+        func resolve(_ json: String) throws -> ResolvedConfiguration {
+            try ResolvedConfiguration(try IndexConfiguration(json: Data(json.utf8)), model: model)
+        }
+        do { _ = try resolve(#"{"entities": {"Planet": {}}}"#); Issue.record("unknown entity accepted") }
+        catch { #expect("\(error)".contains("'Planet'")) }
+        do { _ = try resolve(#"{"entities": {"Place": {"text": ["country.nmae"]}}}"#); Issue.record("unknown property accepted") }
+        catch { #expect("\(error)".contains("character 9") && "\(error)".contains("Country has no property 'nmae'")) }
+        do { _ = try resolve(#"{"entities": {"Place": {"title": "name.length"}}}"#); Issue.record("attribute hop accepted") }
+        catch { #expect("\(error)".contains("only relationships can be followed")) }
+        do { _ = try resolve(#"{"entities": {"Place": {"colour": "name"}}}"#); Issue.record("unknown field accepted") }
+        catch { #expect("\(error)".contains("colour")) }
+        let excluded = try resolve(#"{"entities": {"Country": false, "Place": {"rank": "population"}}}"#)
+        #expect(excluded.plans["Country"] == nil && excluded.plans["Place"]?.rank == .keyPath(["population"]))
+        #expect(excluded.digest != (try resolve(#"{"entities": {}}"#)).digest)
+    }
+}
+
+import Foundation
