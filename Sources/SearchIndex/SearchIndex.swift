@@ -28,6 +28,7 @@ public final class SearchIndex: Sendable {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try SearchTokenizer.register(on: db)
+            try SearchTokenizer.registerRanking(on: db)
             // FTS5 segment merges and the R-tree touch many pages: a 64 MiB cache keeps them in memory,
             // and memory-mapped reads spare a system call per page on large indexes.
             try db.execute(sql: "PRAGMA cache_size = -65536")

@@ -107,3 +107,20 @@ struct CombinedSearchTests {
         #expect(try index.search(SearchRequest(query: "tokyo")).hits.map(\.uri) == ["u/city", "u/street", "u/mention"])
     }
 }
+
+@Suite("Ranking")
+struct RankingTests {
+    @Test("a short name match beats the same word in a long list of other names")
+    func perColumnNormalization() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bm25f-\(UUID().uuidString).searchindex").path
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        let aliases = (0..<200).map { "alias\($0)" } + ["Zurich", "Zuerich", "Zurigo"]
+        try index.apply(IndexBatch(upserts: [
+            IndexedItem(uri: "u/city", entity: "Place", displayName: "Zürich", text: [aliases.joined(separator: ", ")], rank: 341_730),
+            IndexedItem(uri: "u/district", entity: "Place", displayName: "Zürich (Kreis 11)", text: ["Oerlikon"], rank: 70_000),
+            IndexedItem(uri: "u/other", entity: "Place", displayName: "Winterthur", text: ["near Zurich"], rank: 100_000),
+        ], checkpoint: StoreCheckpoint(storeUUID: "S", storePath: "/s", token: 1)))
+        let hits = try index.search(SearchRequest(query: "zurich")).hits
+        #expect(hits.map(\.uri) == ["u/city", "u/district", "u/other"])
+    }
+}

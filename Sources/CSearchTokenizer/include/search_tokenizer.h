@@ -11,6 +11,10 @@ typedef struct sqlite3 sqlite3;
 /// Registers the `searchlight` FTS5 tokenizer on a connection. Returns an SQLite result code.
 int searchlight_register_tokenizer(sqlite3 *db);
 
+/// Registers the `searchlight_rank(fts, weights…)` FTS5 function: BM25F, each column normalized by its
+/// own length. Returns minus the score (lower is better), like bm25. Returns an SQLite result code.
+int searchlight_register_rank(sqlite3 *db);
+
 /// Receives one token: its normalized UTF-8 bytes and the byte range it came from in the input.
 typedef int (*searchlight_token_callback)(void *context, const char *token, int token_length, int start, int end);
 

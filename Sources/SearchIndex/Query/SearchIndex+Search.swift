@@ -2,8 +2,11 @@ import Foundation
 import GRDB
 
 extension SearchIndex {
-    /// Column weights for bm25: display name and title above text above keywords.
+    /// Column weights: display name and title above text above keywords. `searchlight_rank` is BM25F
+    /// (each column normalized by its own length), so a long list of alternate names does not bury a
+    /// name match the way FTS5's bm25, normalized by the whole row, does.
     static let weights = "10.0, 6.0, 2.0, 1.0"
+    static let rankFunction = "searchlight_rank(items_fts, \(weights))"
 
     /// Runs a search in one read transaction.
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
@@ -168,7 +171,7 @@ struct Search {
     mutating func textMatches(expression: String, pagedInSQL: Bool) throws -> [Candidate] {
         let filter = entityFilter
         var sql = """
-            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, bm25(items_fts, \(SearchIndex.weights)) * i.boost AS score
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(SearchIndex.rankFunction) * i.boost AS score
             FROM items_fts JOIN items i ON i.id = items_fts.rowid
             WHERE items_fts MATCH ?\(filter.sql)
             """
@@ -198,7 +201,7 @@ struct Search {
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
             let sql = """
-                SELECT items_fts.rowid, bm25(items_fts, \(SearchIndex.weights)) * i.boost
+                SELECT items_fts.rowid, \(SearchIndex.rankFunction) * i.boost
                 FROM items_fts JOIN items i ON i.id = items_fts.rowid
                 WHERE items_fts MATCH ? AND items_fts.rowid IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
                 """

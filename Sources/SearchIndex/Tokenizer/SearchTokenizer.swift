@@ -26,6 +26,14 @@ public enum SearchTokenizer {
         }
     }
 
+    /// Registers the BM25F ranking function `searchlight_rank` on a connection.
+    static func registerRanking(on db: Database) throws {
+        let status = searchlight_register_rank(db.sqliteConnection)
+        guard status == 0 else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot register the searchlight_rank FTS5 function")
+        }
+    }
+
     /// Tokenizes text as the index does.
     public static func tokens(in text: String) -> [Token] {
         final class Collector { var tokens: [Token] = [] }
