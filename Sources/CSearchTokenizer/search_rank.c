@@ -1,4 +1,5 @@
 #include "search_tokenizer.h"
+#include "fts5_api.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -89,13 +90,7 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
 
 int searchlight_register_rank(sqlite3 *db) {
     fts5_api *api = NULL;
-    sqlite3_stmt *statement = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, NULL);
+    int rc = searchlight_fts5_api(db, &api);
     if (rc != SQLITE_OK) return rc;
-    sqlite3_bind_pointer(statement, 1, (void *)&api, "fts5_api_ptr", NULL);
-    sqlite3_step(statement);
-    rc = sqlite3_finalize(statement);
-    if (rc != SQLITE_OK) return rc;
-    if (!api) return SQLITE_ERROR;
     return api->xCreateFunction(api, "searchlight_rank", NULL, searchlight_rank, NULL);
 }

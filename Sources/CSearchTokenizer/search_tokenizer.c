@@ -1,4 +1,5 @@
 #include "search_tokenizer.h"
+#include "fts5_api.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -203,16 +204,22 @@ static int fts5_tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, con
     return rc == TOKENIZE_NOMEM ? SQLITE_NOMEM : rc == TOKENIZE_FAILED ? SQLITE_ERROR : rc;
 }
 
-int searchlight_register_tokenizer(sqlite3 *db) {
-    fts5_api *api = NULL;
+int searchlight_fts5_api(sqlite3 *db, fts5_api **api) {
+    *api = NULL;
     sqlite3_stmt *statement = NULL;
     int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, NULL);
     if (rc != SQLITE_OK) return rc;
-    sqlite3_bind_pointer(statement, 1, (void *)&api, "fts5_api_ptr", NULL);
+    sqlite3_bind_pointer(statement, 1, (void *)api, "fts5_api_ptr", NULL);
     sqlite3_step(statement);
     rc = sqlite3_finalize(statement);
     if (rc != SQLITE_OK) return rc;
-    if (!api) return SQLITE_ERROR;
+    return *api ? SQLITE_OK : SQLITE_ERROR;
+}
+
+int searchlight_register_tokenizer(sqlite3 *db) {
+    fts5_api *api = NULL;
+    int rc = searchlight_fts5_api(db, &api);
+    if (rc != SQLITE_OK) return rc;
     fts5_tokenizer methods = { fts5_create, fts5_delete, fts5_tokenize };
     return api->xCreateTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, NULL, &methods, NULL);
 }
