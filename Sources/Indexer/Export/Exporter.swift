@@ -182,3 +182,26 @@ public final class Exporter {
         }
     }
 }
+
+extension Exporter {
+    /// Keeps the index current until `shouldStop` says so: polls the store's `PRAGMA data_version`
+    /// (it changes exactly when another connection commits) and catches up after each change. A stop
+    /// request is honored between batches, so the index always holds a whole batch and its token.
+    public func follow(pollInterval: TimeInterval = 0.05, shouldStop: () -> Bool,
+                       report: (Summary) -> Void, log: (String) -> Void = { _ in }) throws(ExportError) {
+        guard store.hasHistory else { throw .historyNotTracked(path: store.path) }
+        var version: Int64
+        do { version = try store.dataVersion() } catch { throw .store(error) }
+        while !shouldStop() {
+            let current: Int64
+            do { current = try store.dataVersion() } catch { throw .store(error) }
+            guard current != version else {
+                usleep(UInt32(pollInterval * 1_000_000))
+                continue
+            }
+            version = current
+            let summary = try catchUp(log: log)
+            if summary.inserted + summary.updated + summary.deleted > 0 || summary.rebuildReason != nil { report(summary) }
+        }
+    }
+}

@@ -14,8 +14,11 @@ struct IndexCommand: ParsableCommand {
             the store file's permissions. Rebuilds (store replaced, history purged, model or configuration \
             changed) are announced on stderr.
 
-            Example:
+            With --follow it keeps the index current until SIGINT or SIGTERM, finishing the batch in hand.
+
+            Examples:
               searchctl index --store Places.sqlite --config places.json
+              searchctl index --store Places.sqlite --follow
             """)
 
     @Option(help: ArgumentHelp("The app's Core Data store (.sqlite).", valueName: "path"))
@@ -32,6 +35,9 @@ struct IndexCommand: ParsableCommand {
 
     @Flag(help: "Export everything again.")
     var rebuild = false
+
+    @Flag(help: "Keep following the store's history until SIGINT or SIGTERM (needs history tracking).")
+    var follow = false
 
     @Option(help: "Objects per index transaction.")
     var batchSize = 1_000
@@ -65,10 +71,16 @@ struct IndexCommand: ParsableCommand {
             let permissions = (try? FileManager.default.attributesOfItem(atPath: store)[.posixPermissions] as? Int) ?? 0o600
             let searchIndex = try SearchIndex(path: indexPath, mode: .readWrite(permissions: permissions))
             let exporter = try Exporter(store: opened, index: searchIndex, configuration: resolved, batchSize: batchSize)
+            if follow && !opened.hasHistory { throw ExportError.historyNotTracked(path: store) }
             let summary = try exporter.catchUp(rebuild: rebuild) { printNote($0) }
-            if !quiet {
+            let line = { (summary: Exporter.Summary) in
                 print("indexed \(store): \(summary.inserted) inserted, \(summary.updated) updated, \(summary.deleted) deleted; token \(summary.token); "
                     + String(format: "%.2f s", summary.seconds) + " → \(indexPath)")
+            }
+            if !quiet { line(summary) }
+            if follow {
+                let stop = StopRequest.onTerminationSignals()
+                try exporter.follow(shouldStop: { stop.isRequested }, report: { if !quiet { line($0) } }, log: { printNote($0) })
             }
         } catch {
             throw fail(error)
