@@ -86,7 +86,7 @@ let package = Package(
             dependencies: ["SearchIndex", "index-crash-helper", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "IndexerTests",
-            dependencies: ["Indexer", "CoreDataStore", "SearchIndex", "TestSupport"]),
+            dependencies: ["Indexer", "CoreDataStore", "SearchIndex", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "AppSimTests",
             dependencies: ["CoreDataStore", "CZlib", "appsim", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -1,5 +1,6 @@
 import CoreDataStore
 import Foundation
+import GRDB
 @testable import Indexer
 import SearchIndex
 import Testing
@@ -121,6 +122,16 @@ struct ExporterTests {
         (summary, index, notes) = try export(path, config: IndexConfiguration(entities: ["Country": .excluded]))
         #expect(summary.rebuildReason?.contains("configuration") == true)
         #expect(try index.dump().allSatisfy { $0.entity == "Place" })
+        // A migration rewrites the model's version hashes (same store UUID): everything is re-exported.
+        let migrated = try ManagedObjectModel(entities: try ExpressionTests.model().entities + [
+            EntityDescription(name: "Region", attributes: [AttributeDescription(name: "name", type: .string)]),
+        ])
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [migrated.storeMetadataPlist()]) }
+        try queue.close()
+        (summary, index, notes) = try export(path, config: IndexConfiguration(entities: ["Country": .excluded]))
+        #expect(summary.rebuildReason?.contains("model changed") == true && notes.contains { $0.contains("migration") })
+        #expect(try index.dump().count == 30)
         // The store replaced by another at the same path: the old store's items go.
         try FileManager.default.removeItem(atPath: path)
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
