@@ -71,13 +71,17 @@ struct IndexCrashTests {
             let process = Process()
             process.executableURL = CLI.executable
             process.arguments = ["index", "--store", store, "--batch-size", "40", "--quiet"]
+            let errors = directory.appendingPathComponent("stderr.txt")
+            FileManager.default.createFile(atPath: errors.path, contents: nil)
             process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: errors)
             try process.run()
             usleep(UInt32.random(in: 20_000...400_000))
             if process.isRunning { kill(process.processIdentifier, SIGKILL); killed += 1 }
             process.waitUntilExit()
-            if process.terminationReason == .exit && process.terminationStatus != 0 { stop.fail("index exited \(process.terminationStatus)") }
+            if process.terminationReason == .exit && process.terminationStatus != 0 {
+                stop.fail("index exited \(process.terminationStatus): \((try? String(contentsOf: errors, encoding: .utf8)) ?? "")")
+            }
         }
         stop.set()
         appDone.wait()

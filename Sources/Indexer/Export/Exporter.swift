@@ -100,32 +100,28 @@ public final class Exporter {
     }
 
     /// Pages through every indexed object. Resumable: the state `t0 root-index after-pk` rides in the
-    /// checkpoint of every page.
+    /// checkpoint of every page. Reading and evaluating the next page overlaps committing this one (two
+    /// threads, pages committed strictly in order), so the export runs at about the index's write rate.
     private func export(resuming existing: StoreCheckpoint?, summary: inout Summary, log: (String) -> Void) throws {
         summary.exported = true
-        var (t0, rootIndex, after) = Self.parseState(existing?.exportState) ?? (0, 0, Int64(0))
+        var (t0, firstRoot, firstKey) = Self.parseState(existing?.exportState) ?? (0, 0, Int64(0))
         if existing?.exportState == nil, store.hasHistory {
             // T0 is read before the first page: anything saved after it is replayed from history.
             t0 = try store.historyBounds().newest
         }
-        let roots = self.roots
+        let (rootIndex, after) = (firstRoot, firstKey)
+        let pages = PageQueue(capacity: 2)
+        let producer = PageProducer(store: store, builder: builder, roots: roots, batchSize: batchSize, t0: t0)
+        let thread = Thread { producer.run(from: rootIndex, after: after, into: pages) }
+        thread.start()
+        defer { pages.cancel() }
         var exported = 0
-        while rootIndex < roots.count {
-            let root = roots[rootIndex]
-            let selection = builder.selection(forHierarchy: root)
-            let items: [IndexedItem]
-            let last: Int64?
-            (items, last) = try store.read { snapshot throws in
-                let page = try snapshot.objects(ofEntity: root, afterPrimaryKey: after, limit: batchSize, relationships: selection)
-                return (try builder.items(for: page, in: snapshot), page.last?.objectID.primaryKey)
-            }
-            if let last { after = last } else { rootIndex += 1; after = 0 }
-            let state = rootIndex < roots.count ? "\(t0) \(rootIndex) \(after)" : nil
-            let result = try index.apply(IndexBatch(upserts: items, checkpoint: checkpoint(token: t0, exportState: state)))
+        while let page = try pages.next() {
+            let result = try index.apply(IndexBatch(upserts: page.items, checkpoint: checkpoint(token: t0, exportState: page.state)))
             summary.inserted += result.inserted
             summary.updated += result.updated
-            exported += items.count
-            if exported > 0 && exported % (batchSize * 50) < items.count { log("exported \(exported) items…") }
+            exported += page.items.count
+            if exported > 0 && exported % (batchSize * 50) < page.items.count { log("exported \(exported) items…") }
         }
         // One merged full-text segment makes every later query cheaper.
         if exported > 10_000 { try index.optimize() }
@@ -203,5 +199,95 @@ extension Exporter {
             let summary = try catchUp(log: log)
             if summary.inserted + summary.updated + summary.deleted > 0 || summary.rebuildReason != nil { report(summary) }
         }
+    }
+}
+
+/// One page of a first export: its items and the state to resume after it (nil after the last page).
+struct ExportPage: Sendable {
+    var items: [IndexedItem]
+    var state: String?
+}
+
+/// Reads and evaluates export pages on its own thread.
+struct PageProducer: Sendable {
+    let store: PersistentStore
+    let builder: ItemBuilder
+    let roots: [String]
+    let batchSize: Int
+    let t0: Int64
+
+    func run(from firstRoot: Int, after firstKey: Int64, into pages: PageQueue) {
+        var rootIndex = firstRoot, after = firstKey
+        do {
+            while rootIndex < roots.count {
+                let root = roots[rootIndex]
+                let selection = builder.selection(forHierarchy: root)
+                let (items, last) = try store.read { snapshot throws in
+                    let page = try snapshot.objects(ofEntity: root, afterPrimaryKey: after, limit: batchSize, relationships: selection)
+                    return (try builder.items(for: page, in: snapshot), page.last?.objectID.primaryKey)
+                }
+                if let last { after = last } else { rootIndex += 1; after = 0 }
+                let state = rootIndex < roots.count ? "\(t0) \(rootIndex) \(after)" : nil
+                guard pages.put(ExportPage(items: items, state: state)) else { return }
+            }
+            pages.finish(nil)
+        } catch {
+            pages.finish(error)
+        }
+    }
+}
+
+/// A bounded, ordered hand-off of pages between the producer thread and the committing one.
+final class PageQueue: @unchecked Sendable {
+    // Safe: every field is read and written only while holding `condition`'s lock.
+    private let condition = NSCondition()
+    private var pages: [ExportPage] = []
+    private var finished = false
+    private var cancelled = false
+    private var failure: (any Error)?
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Adds a page, waiting while the queue is full; false when the consumer gave up.
+    func put(_ page: ExportPage) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while pages.count >= capacity && !cancelled { condition.wait() }
+        guard !cancelled else { return false }
+        pages.append(page)
+        condition.broadcast()
+        return true
+    }
+
+    /// Marks the end of the pages (with the producer's error, if it failed).
+    func finish(_ error: (any Error)?) {
+        condition.lock()
+        finished = true
+        failure = error
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The next page in order, nil at the end; rethrows the producer's error.
+    func next() throws -> ExportPage? {
+        condition.lock()
+        defer { condition.unlock() }
+        while pages.isEmpty && !finished { condition.wait() }
+        if !pages.isEmpty {
+            let page = pages.removeFirst()
+            condition.broadcast()
+            return page
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    /// Stops the producer (the consumer failed or finished).
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
     }
 }

@@ -4,7 +4,7 @@ import SearchIndex
 
 /// Turns objects into index items: evaluates each entity's expressions over an object graph filled
 /// level by level with bulk fetches (one query per table per relationship hop per batch).
-struct ItemBuilder {
+struct ItemBuilder: Sendable {
     let configuration: ResolvedConfiguration
     let functions: FunctionRegistry
 
