@@ -6,6 +6,8 @@ import Foundation
 public struct ResolvedConfiguration: Sendable {
     /// The parsed fields of one entity's items.
     public struct EntityPlan: Sendable, Hashable {
+        /// The entity the plan is for.
+        public var entity: String
         public var displayName: Expression
         public var title: Expression?
         public var text: [Expression]
@@ -25,6 +27,8 @@ public struct ResolvedConfiguration: Sendable {
     /// Changes exactly when what items contain would change: a rebuild trigger.
     public let digest: String
     let model: ManagedObjectModel
+    /// Key paths per entity, computed once: the item builder asks for them for every object.
+    private let keyPathsByEntity: [String: [[String]]]
 
     /// Why a configuration does not fit the model.
     public struct ResolutionError: Error, Sendable, CustomStringConvertible {
@@ -60,16 +64,21 @@ public struct ResolvedConfiguration: Sendable {
             canonical += "\(name): \(plan.all.map(\.description).joined(separator: " | "))\n"
         }
         digest = Self.fnv1a(canonical)
+        keyPathsByEntity = plans.mapValues { plan in Self.keyPaths(of: plan, plans: plans, model: model) }
     }
 
     /// Every key path of the entity's expressions, plus — for paths ending on a relationship — the
     /// destination's display-name paths behind it.
     func keyPaths(of entity: String) -> [[String]] {
-        guard let plan = plans[entity] else { return [] }
+        keyPathsByEntity[entity] ?? []
+    }
+
+    private static func keyPaths(of plan: EntityPlan, plans: [String: EntityPlan], model: ManagedObjectModel) -> [[String]] {
         var paths: [[String]] = []
         for path in plan.all.flatMap(\.keyPaths) {
             paths.append(path)
-            if let destination = destinationEntity(of: path, from: entity), let target = plans[destination] ?? plans.first(where: { model.isKind($0.key, of: destination) })?.value {
+            if let destination = destinationEntity(of: path, from: plan.entity, model: model),
+               let target = plans[destination] ?? plans.first(where: { model.isKind($0.key, of: destination) })?.value {
                 for suffix in target.displayName.keyPaths where suffix.count > 0 { paths.append(path + suffix) }
             }
         }
@@ -77,7 +86,7 @@ public struct ResolvedConfiguration: Sendable {
     }
 
     /// The entity a key path ends on when its last step is a relationship.
-    func destinationEntity(of path: [String], from entity: String) -> String? {
+    private static func destinationEntity(of path: [String], from entity: String, model: ManagedObjectModel) -> String? {
         var current = entity
         for name in path {
             guard let relationship = model.relationship(name, of: current) else { return nil }
@@ -102,7 +111,7 @@ public struct ResolvedConfiguration: Sendable {
         for item in fields.text ?? [] { if let expression = try parse(item) { text.append(expression) } }
         for item in fields.keywords ?? [] { if let expression = try parse(item) { keywords.append(expression) } }
         return EntityPlan(
-            displayName: try parse(fields.displayName) ?? .string(entity), title: try parse(fields.title), text: text, keywords: keywords,
+            entity: entity, displayName: try parse(fields.displayName) ?? .string(entity), title: try parse(fields.title), text: text, keywords: keywords,
             latitude: try parse(fields.latitude), longitude: try parse(fields.longitude), date: try parse(fields.date), rank: try parse(fields.rank))
     }
 
