@@ -112,24 +112,28 @@ struct Search {
         let spatial = request.near != nil || request.boundingBox != nil
         guard let parsed else { return (try nearest(textFilter: .none), .nearest) }
         guard spatial else { return (try textMatches(expression: parsed.expression, pagedInSQL: true), .text) }
-        let textEstimate = try estimate(parsed)
         let bounded = request.radius != nil || request.boundingBox != nil
-        let total = max(1, try estimatedItemCount())
-        if !bounded && request.effectiveSort == .relevance && request.forcedPlan == nil {
+        let plan: SearchPlan
+        if let forced = request.forcedPlan {
+            plan = forced
+        } else if !bounded && request.effectiveSort == .relevance {
             // Every match is a hit ordered by relevance: only the words narrow it down.
-            let matches = try textMatches(expression: parsed.expression, pagedInSQL: false)
-            return (matches.compactMap(refine), .textThenPlace)
+            plan = .textThenPlace
+        } else {
+            // Rows each plan touches, weighted by measured per-row costs (searchbench index): joining a
+            // match to its item ≈ 2 units, scanning a row id ≈ 0.2, probing FTS5 for one row ≈ 15.
+            let textEstimate = try estimate(parsed)
+            let total = max(1, try estimatedItemCount())
+            let placeCount = bounded ? try countInRegion(cap: textEstimate * 10 + 1, radius: request.radius)
+                : min(total, needed * max(1, total / max(1, textEstimate)))
+            let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
+            let costs: [(SearchPlan, Double)] = [
+                (.textThenPlace, 2 * Double(textEstimate)),
+                (.placeThenText, 17 * Double(placeCount)),
+                (.intersection, 0.2 * Double(textEstimate) + 0.5 * Double(placeCount) + 17 * overlap),
+            ]
+            plan = costs.min { $0.1 < $1.1 }?.0 ?? .intersection
         }
-        // Rows each plan touches, weighted by measured per-row costs (searchbench index): joining a
-        // match to its item ≈ 2 units, scanning a row id ≈ 0.2, probing FTS5 for one row ≈ 15.
-        let placeCount = bounded ? try countInRegion(cap: textEstimate * 10 + 1) : min(total, needed * max(1, total / max(1, textEstimate)))
-        let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
-        let costs: [(SearchPlan, Double)] = [
-            (.textThenPlace, 2 * Double(textEstimate)),
-            (.placeThenText, 17 * Double(placeCount)),
-            (.intersection, 0.2 * Double(textEstimate) + 0.5 * Double(placeCount) + 17 * overlap),
-        ]
-        let plan = request.forcedPlan ?? costs.min { $0.1 < $1.1 }?.0 ?? .intersection
         switch plan {
         case .textThenPlace:
             let matches = try textMatches(expression: parsed.expression, pagedInSQL: false)
@@ -274,10 +278,6 @@ struct Search {
         }
     }
 
-    mutating func countInRegion(cap: Int) throws -> Int {
-        try countInRegion(cap: cap, radius: request.radius)
-    }
-
     mutating func countInRegion(cap: Int, radius: Double?) throws -> Int {
         var total = 0
         for box in regionBoxes(radius: radius) {
@@ -374,16 +374,11 @@ struct Search {
     mutating func withDetails(_ candidates: [Candidate]) throws -> [Candidate] {
         let missing = candidates.filter(\.uri.isEmpty).map(\.id)
         guard !missing.isEmpty else { return candidates }
-        var details: [Int64: (String, String, String)] = [:]
-        for start in stride(from: 0, to: missing.count, by: 500) {
-            let chunk = Array(missing[start..<min(start + 500, missing.count)])
-            let sql = "SELECT id, uri, entity, display_name FROM items WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))"
-            for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(chunk)) { details[row[0]] = (row[1], row[2], row[3]) }
-        }
+        let details = Dictionary(try rows(ids: missing).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return candidates.map { candidate in
-            guard candidate.uri.isEmpty, let (uri, entity, name) = details[candidate.id] else { return candidate }
+            guard candidate.uri.isEmpty, let row = details[candidate.id] else { return candidate }
             var filled = candidate
-            (filled.uri, filled.entity, filled.displayName) = (uri, entity, name)
+            (filled.uri, filled.entity, filled.displayName) = (row.uri, row.entity, row.displayName)
             return filled
         }
     }
