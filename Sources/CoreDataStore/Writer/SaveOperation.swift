@@ -211,13 +211,6 @@ struct SaveOperation {
         }
     }
 
-    private func store(_ value: AttributeValue, attribute: AttributeDescription, entity: String, into columns: inout [String: DatabaseValue]) throws {
-        guard case .attribute(let names) = layout.storage(of: attribute.name, entity: entity, model: model), let column = names.first else {
-            return // composite attributes are written element by element, which this writer does not offer
-        }
-        columns[column] = value.databaseValue
-    }
-
     static func parseDefault(_ text: String, type: AttributeType) -> AttributeValue? {
         switch type {
         case .integer16, .integer32, .integer64: Int64(text).map(AttributeValue.integer)

@@ -4,7 +4,7 @@ import Foundation
 /// overrides only the fields it names; `false` leaves the entity out. Decoded from and printed as JSON.
 public struct IndexConfiguration: Sendable, Hashable {
     /// The fields of one entity's items, each an expression in `NSExpression` format.
-    public struct EntityFields: Sendable, Hashable, Codable {
+    public struct EntityFields: Sendable, Hashable {
         public var displayName: String?
         public var title: String?
         public var text: [String]?
