@@ -79,7 +79,7 @@ public final class SearchIndex: Sendable {
         if version < schemaVersion {
             guard canMigrate, let writer = reader as? any DatabaseWriter else {
                 if empty { throw SearchIndexError.notAnIndex(path: path, detail: "it is empty") }
-                throw SearchIndexError.notAnIndex(path: path, detail: "its schema is older; run searchctl index once to upgrade it")
+                throw SearchIndexError.needsUpgrade(path: path)
             }
             try migrator.migrate(writer)
             try writer.write { db in try db.execute(sql: "PRAGMA user_version = \(schemaVersion)") }

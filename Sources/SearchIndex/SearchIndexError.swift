@@ -4,6 +4,8 @@ public enum SearchIndexError: Error, Sendable, Equatable {
     case indexNotFound(path: String)
     /// The file is not a Searchlight index (or is damaged).
     case notAnIndex(path: String, detail: String)
+    /// The index was written by an older Searchlight and is opened read-only, so it cannot be migrated.
+    case needsUpgrade(path: String)
     /// The index was written by a newer Searchlight.
     case newerSchema(path: String, version: Int)
     /// The query cannot be searched; the reason says how to fix it.
@@ -24,7 +26,9 @@ extension SearchIndexError: CustomStringConvertible {
         case .indexNotFound(let path):
             "no index at \(path); build one with: searchctl index --store <store.sqlite>"
         case .notAnIndex(let path, let detail):
-            "\(path) is not a Searchlight index (\(detail)); rebuild it with: searchctl index --rebuild"
+            "\(path) is not a Searchlight index (\(detail)); point --index at an index, or move the file aside and run searchctl index to build one"
+        case .needsUpgrade(let path):
+            "\(path) was written by an older Searchlight; run searchctl index on its store once to upgrade it"
         case .newerSchema(let path, let version):
             "\(path) has schema version \(version), newer than this searchctl understands; upgrade Searchlight"
         case .invalidQuery(let reason):
@@ -36,7 +40,7 @@ extension SearchIndexError: CustomStringConvertible {
         case .invalidBatch(let reason):
             "invalid batch: \(reason)"
         case .database(let path, let message):
-            "\(path): database error: \(message)"
+            "\(path): database error: \(message); if the file is intact, this is a Searchlight bug: please report it with the command you ran"
         }
     }
 }

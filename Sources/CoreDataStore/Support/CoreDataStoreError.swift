@@ -64,9 +64,9 @@ extension CoreDataStoreError: CustomStringConvertible {
         case .foreignObjectID(let uri, let storeUUID):
             "'\(uri)' belongs to another store; this store's UUID is \(storeUUID)"
         case .unknownEntity(let name):
-            "the model has no entity named '\(name)'"
+            "the model has no entity named '\(name)'; searchctl model --store <store> lists its entities"
         case .unknownProperty(let entity, let property):
-            "entity \(entity) has no property named '\(property)'"
+            "entity \(entity) has no property named '\(property)'; searchctl model --store <store> --format text lists its properties"
         case .invalidValue(let entity, let property, let reason):
             "invalid value for \(entity).\(property): \(reason)"
         case .saveRejected(let reason):
@@ -74,7 +74,7 @@ extension CoreDataStoreError: CustomStringConvertible {
         case .busy(let path):
             "\(path) is locked by another process; try again in a moment"
         case .database(let path, let message):
-            "\(path): database error: \(message)"
+            "\(path): database error: \(message); if the file is intact, this is a Searchlight bug: please report it with the command you ran"
         }
     }
 }

@@ -10,6 +10,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
     case lock(path: String, holder: Int32?, reason: String?)
     /// Following needs history the store does not track.
     case historyNotTracked(path: String)
+    /// Something failed that none of the cases above explains: a bug, not bad input.
+    case internalFailure(String)
 
     public var description: String {
         switch self {
@@ -19,6 +21,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
         case .lock(let path, let holder, let reason):
             if let reason { "cannot take the writer lock \(path): \(reason)" }
             else { "another searchctl index (pid \(holder.map(String.init) ?? "unknown")) is writing this index; wait for it or stop it" }
+        case .internalFailure(let message):
+            "internal error: \(message); this is a Searchlight bug: please report it with the command you ran"
         case .historyNotTracked(let path):
             "\(path) has no persistent history, so --follow cannot see changes; turn on NSPersistentHistoryTrackingKey in the app's store description (index without --follow re-exports everything each run)"
         }

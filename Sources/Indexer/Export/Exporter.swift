@@ -85,8 +85,11 @@ public final class Exporter {
             throw .store(error)
         } catch let error as SearchIndexError {
             throw .index(error)
+        } catch let error as ExportError {
+            throw error
         } catch {
-            throw .configuration("\(error)")
+            // Not bad input: exit 70, not 65.
+            throw .internalFailure("\(error)")
         }
         summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return summary

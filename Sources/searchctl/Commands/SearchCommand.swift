@@ -9,6 +9,7 @@ struct SearchCommand: ParsableCommand {
         abstract: "Search the index; prints object-ID URIs, best first.",
         discussion: """
             QUERY: words (all must match), "phrases", prefix*, OR, -excluded. --radius takes 500m, 25km, 10mi or meters. \
+            A query that starts with -word goes after --, e.g. searchctl search --store S -- -draft. \
             Exit status 1 when nothing matches.
 
             Examples:

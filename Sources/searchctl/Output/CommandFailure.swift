@@ -54,6 +54,7 @@ func fail(_ error: any Error) -> ExitCode {
         case .index(let inner): return ExitCode(inner.exitStatus.rawValue)
         case .lock: return ExitCode(ExitStatus.temporaryFailure.rawValue)
         case .configuration, .historyNotTracked: return ExitCode(ExitStatus.dataError.rawValue)
+        case .internalFailure: return ExitCode(ExitStatus.software.rawValue)
         }
     }
     if let exit = error as? ExitCode { return exit }
