@@ -26,6 +26,8 @@ public final class Exporter {
     let builder: ItemBuilder
     let batchSize: Int
     let storePath: String
+    /// Which indexed objects show which related entities: fixed by the configuration, so computed once.
+    let dependencies: [String: [(indexed: String, inverses: [String])]]
     private let lock: WriterLock
 
     /// Opens an exporter; takes the index's writer lock (a second exporter fails naming the first).
@@ -36,6 +38,7 @@ public final class Exporter {
         self.configuration = configuration
         self.builder = ItemBuilder(configuration: configuration, functions: functions)
         self.batchSize = max(1, batchSize)
+        dependencies = builder.dependencies()
         storePath = URL(fileURLWithPath: store.path).standardizedFileURL.path
         lock = try WriterLock(indexPath: index.path)
     }
@@ -138,7 +141,6 @@ public final class Exporter {
 
     /// Replays history after the checkpoint's token in batches, each committed with its token.
     private func followHistory(summary: inout Summary, log: (String) -> Void) throws {
-        let dependencies = builder.dependencies()
         while true {
             guard let token = try index.checkpoint(storeUUID: store.metadata.storeUUID)?.token else { return }
             let batch: (items: [IndexedItem], deletes: [String], token: Int64)? = try store.read { snapshot throws in
