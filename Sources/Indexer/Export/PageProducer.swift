@@ -1,0 +1,38 @@
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+/// One page of a first export: its items and the state to resume after it (nil after the last page).
+struct ExportPage: Sendable {
+    var items: [IndexedItem]
+    var state: String?
+}
+
+/// Reads and evaluates export pages on its own thread.
+struct PageProducer: Sendable {
+    let store: PersistentStore
+    let builder: ItemBuilder
+    let roots: [String]
+    let batchSize: Int
+    let t0: Int64
+
+    func run(from firstRoot: Int, after firstKey: Int64, into pages: PageQueue) {
+        var rootIndex = firstRoot, after = firstKey
+        do {
+            while rootIndex < roots.count {
+                let root = roots[rootIndex]
+                let selection = builder.selection(forHierarchy: root)
+                let (items, last) = try store.read { snapshot throws in
+                    let page = try snapshot.objects(ofEntity: root, afterPrimaryKey: after, limit: batchSize, relationships: selection)
+                    return (try builder.items(for: page, in: snapshot), page.last?.objectID.primaryKey)
+                }
+                if let last { after = last } else { rootIndex += 1; after = 0 }
+                let state = rootIndex < roots.count ? "\(t0) \(rootIndex) \(after)" : nil
+                guard pages.put(ExportPage(items: items, state: state)) else { return }
+            }
+            pages.finish(nil)
+        } catch {
+            pages.finish(error)
+        }
+    }
+}

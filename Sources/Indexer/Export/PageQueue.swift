@@ -1,0 +1,56 @@
+import Foundation
+
+/// A bounded, ordered hand-off of pages between the producer thread and the committing one.
+final class PageQueue: @unchecked Sendable {
+    // Safe: every field is read and written only while holding `condition`'s lock.
+    private let condition = NSCondition()
+    private var pages: [ExportPage] = []
+    private var finished = false
+    private var cancelled = false
+    private var failure: (any Error)?
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Adds a page, waiting while the queue is full; false when the consumer gave up.
+    func put(_ page: ExportPage) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while pages.count >= capacity && !cancelled { condition.wait() }
+        guard !cancelled else { return false }
+        pages.append(page)
+        condition.broadcast()
+        return true
+    }
+
+    /// Marks the end of the pages (with the producer's error, if it failed).
+    func finish(_ error: (any Error)?) {
+        condition.lock()
+        finished = true
+        failure = error
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The next page in order, nil at the end; rethrows the producer's error.
+    func next() throws -> ExportPage? {
+        condition.lock()
+        defer { condition.unlock() }
+        while pages.isEmpty && !finished { condition.wait() }
+        if !pages.isEmpty {
+            let page = pages.removeFirst()
+            condition.broadcast()
+            return page
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    /// Stops the producer (the consumer failed or finished).
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}

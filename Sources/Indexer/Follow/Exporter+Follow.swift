@@ -1,0 +1,75 @@
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+extension Exporter {
+    /// How follow mode notices commits and groups them.
+    public struct FollowTiming: Sendable {
+        /// How often `PRAGMA data_version` is polled when file notifications are unavailable.
+        public var pollInterval: TimeInterval = 0.05
+        /// With notifications, a safety-net poll (a missed notification, a network file system); it also
+        /// bounds how long a stop request waits.
+        public var notifiedPollInterval: TimeInterval = 0.25
+        /// A burst of saves is caught up once it has been quiet this long…
+        public var quietPeriod: TimeInterval = 0.01
+        /// …or once this long has passed since its first commit, whichever comes first (a steady stream
+        /// of saves is still indexed every `maxDelay`).
+        public var maxDelay: TimeInterval = 0.1
+        /// Whether to use file-change notifications on the store's files (`-wal`, `-journal`, database).
+        public var useNotifications = true
+
+        public init() {}
+    }
+
+    /// Keeps the index current until `shouldStop` says so.
+    ///
+    /// It sleeps until the store's files change (inotify/kqueue, see ``StoreChangeMonitor``) or a poll
+    /// interval passes, then checks `PRAGMA data_version`, which changes exactly when another connection
+    /// commits. A burst of commits is debounced into one catch-up. A stop request is honored between
+    /// batches, so the index always holds a whole batch and its token.
+    public func follow(timing: FollowTiming = FollowTiming(), shouldStop: () -> Bool,
+                       report: (Summary) -> Void, log: (String) -> Void = { _ in }) throws(ExportError) {
+        guard store.hasHistory else { throw .historyNotTracked(path: store.path) }
+        let monitor = timing.useNotifications ? StoreChangeMonitor(storePath: store.path) : nil
+        if timing.useNotifications && monitor == nil {
+            log("file-change notifications are unavailable here: polling every \(Int(timing.pollInterval * 1000)) ms")
+        }
+        var version: Int64
+        do { version = try store.dataVersion() } catch { throw .store(error) }
+        // Catch up once *after* reading the version: a save committed between the caller's last catch-up and
+        // that read would otherwise count as seen and stay unindexed until the next save.
+        try catchUp(report: report, log: log)
+        while !shouldStop() {
+            if let monitor {
+                // Debounce before looking: the WAL is written a moment before the commit becomes visible
+                // in the shared-memory index, and a burst of saves becomes one catch-up.
+                if monitor.wait(timeout: timing.notifiedPollInterval) { Self.debounce(monitor, timing: timing) }
+            } else {
+                usleep(UInt32(timing.pollInterval * 1_000_000))
+            }
+            let current: Int64
+            do { current = try store.dataVersion() } catch { throw .store(error) }
+            guard current != version else { continue }
+            // A commit after this read changes it again and is caught by the next round.
+            version = current
+            try catchUp(report: report, log: log)
+        }
+    }
+
+    /// Catches up and reports what changed, if anything did.
+    private func catchUp(report: (Summary) -> Void, log: (String) -> Void) throws(ExportError) {
+        let summary = try catchUp(log: log)
+        if summary.inserted + summary.updated + summary.deleted > 0 || summary.rebuildReason != nil { report(summary) }
+    }
+
+    /// Waits while notifications keep arriving less than `quietPeriod` apart, at most `maxDelay`.
+    static func debounce(_ monitor: StoreChangeMonitor, timing: FollowTiming) {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timing.maxDelay * 1e9)
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return }
+            let left = Double(deadline - now) / 1e9
+            guard monitor.wait(timeout: min(timing.quietPeriod, left)) else { return }
+        }
+    }
+}
