@@ -67,13 +67,15 @@ public struct StoreSnapshot {
         return try rows(reader: reader, sql: sql, arguments: [primaryKey, limit], relationships: relationships)
     }
 
-    /// The number of objects of an entity, sub-entities included.
-    public func count(ofEntity entity: String) throws(CoreDataStoreError) -> Int {
+    /// The number of objects of an entity, sub-entities included (those after a primary key, if given).
+    public func count(ofEntity entity: String, afterPrimaryKey primaryKey: Int64 = 0) throws(CoreDataStoreError) -> Int {
         guard store.model.entity(named: entity) != nil else { throw .unknownEntity(name: entity) }
         guard let table = store.tableReaders[store.model.rootEntityName(of: entity)] else { return 0 }
         let kinds = store.layout.entityNumbers(ofKind: entity, model: store.model).map(String.init).joined(separator: ", ")
         guard !kinds.isEmpty else { return 0 }
-        return try run { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.tableName) WHERE Z_ENT IN (\(kinds))") ?? 0 }
+        return try run {
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.tableName) WHERE Z_PK > ? AND Z_ENT IN (\(kinds))", arguments: [primaryKey]) ?? 0
+        }
     }
 
     static func placeholders(_ count: Int) -> String {

@@ -49,8 +49,9 @@ public final class Exporter {
     }
 
     /// Brings the index up to the store's newest transaction and returns what changed.
-    /// `log` receives announcements (rebuilds) and progress lines.
-    public func catchUp(rebuild: Bool = false, log: (String) -> Void = { _ in }) throws(ExportError) -> Summary {
+    /// `log` receives announcements (rebuilds); `progress`, if given, hears after every page of a first export.
+    public func catchUp(rebuild: Bool = false, log: (String) -> Void = { _ in },
+                        progress: ((ExportProgress) -> Void)? = nil) throws(ExportError) -> Summary {
         let start = DispatchTime.now().uptimeNanoseconds
         var summary = Summary()
         do {
@@ -80,7 +81,7 @@ public final class Exporter {
                 existing = nil
             }
             if existing == nil || existing?.exportState != nil {
-                try export(resuming: existing, summary: &summary, log: log)
+                try export(resuming: existing, summary: &summary, progress: progress)
             }
             if store.hasHistory { try followHistory(summary: &summary, log: log) }
             summary.token = try index.checkpoint(storeUUID: uuid)?.token ?? 0
@@ -108,7 +109,7 @@ public final class Exporter {
     /// Pages through every indexed object. Resumable: the state `t0 root-index after-pk` rides in the
     /// checkpoint of every page. Reading and evaluating the next page overlaps committing this one (two
     /// threads, pages committed strictly in order), so the export runs at about the index's write rate.
-    private func export(resuming existing: StoreCheckpoint?, summary: inout Summary, log: (String) -> Void) throws {
+    private func export(resuming existing: StoreCheckpoint?, summary: inout Summary, progress: ((ExportProgress) -> Void)?) throws {
         summary.exported = true
         var (t0, firstRoot, firstKey) = Self.parseState(existing?.exportState) ?? (0, 0, Int64(0))
         if existing?.exportState == nil, store.hasHistory {
@@ -116,21 +117,34 @@ public final class Exporter {
             t0 = try store.historyBounds().newest
         }
         let (rootIndex, after) = (firstRoot, firstKey)
+        let started = DispatchTime.now().uptimeNanoseconds
+        var report = ExportProgress(objectsRead: 0, objectCount: 0, itemsWritten: 0, entity: roots.indices.contains(rootIndex) ? roots[rootIndex] : "", elapsed: 0)
+        if progress != nil {
+            // Counting costs a scan per table: only when someone watches.
+            report.objectCount = try store.read { snapshot throws in
+                try roots.indices.dropFirst(rootIndex).reduce(0) { total, index in
+                    total + (try snapshot.count(ofEntity: roots[index], afterPrimaryKey: index == rootIndex ? after : 0))
+                }
+            }
+            progress?(report)
+        }
         let pages = PageQueue(capacity: 2)
         let producer = PageProducer(store: store, builder: builder, roots: roots, batchSize: batchSize, t0: t0)
         let thread = Thread { producer.run(from: rootIndex, after: after, into: pages) }
         thread.start()
         defer { pages.cancel() }
-        var exported = 0
         while let page = try pages.next() {
             let result = try index.apply(IndexBatch(upserts: page.items, checkpoint: checkpoint(token: t0, exportState: page.state)))
             summary.inserted += result.inserted
             summary.updated += result.updated
-            exported += page.items.count
-            if exported > 0 && exported % (batchSize * 50) < page.items.count { log("exported \(exported) items…") }
+            report.objectsRead += page.objectCount
+            report.itemsWritten += page.items.count
+            report.entity = page.entity
+            report.elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            progress?(report)
         }
         // One merged full-text segment makes every later query cheaper.
-        if exported > 10_000 { try index.optimize() }
+        if report.itemsWritten > 10_000 { try index.optimize() }
     }
 
     static func parseState(_ state: String?) -> (Int64, Int, Int64)? {

@@ -2,9 +2,12 @@ import CoreDataStore
 import Foundation
 import SearchIndex
 
-/// One page of a first export: its items and the state to resume after it (nil after the last page).
+/// One page of a first export: its items, how many objects were read for it, and the state to resume
+/// after it (nil after the last page).
 struct ExportPage: Sendable {
     var items: [IndexedItem]
+    var objectCount: Int
+    var entity: String
     var state: String?
 }
 
@@ -22,13 +25,13 @@ struct PageProducer: Sendable {
             while rootIndex < roots.count {
                 let root = roots[rootIndex]
                 let selection = builder.selection(forHierarchy: root)
-                let (items, last) = try store.read { snapshot throws in
+                let (items, count, last) = try store.read { snapshot throws in
                     let page = try snapshot.objects(ofEntity: root, afterPrimaryKey: after, limit: batchSize, relationships: selection)
-                    return (try builder.items(for: page, in: snapshot), page.last?.objectID.primaryKey)
+                    return (try builder.items(for: page, in: snapshot), page.count, page.last?.objectID.primaryKey)
                 }
                 if let last { after = last } else { rootIndex += 1; after = 0 }
                 let state = rootIndex < roots.count ? "\(t0) \(rootIndex) \(after)" : nil
-                guard pages.put(ExportPage(items: items, state: state)) else { return }
+                guard pages.put(ExportPage(items: items, objectCount: count, entity: root, state: state)) else { return }
             }
             pages.finish(nil)
         } catch {

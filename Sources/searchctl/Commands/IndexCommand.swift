@@ -45,11 +45,15 @@ struct IndexCommand: ParsableCommand {
     @Flag(help: "Print the effective configuration (defaults filled in) as JSON and exit.")
     var printConfig = false
 
-    @Flag(help: "No summary line.")
+    @Flag(help: "Show progress on a long first export (the default on a terminal).")
+    var progress = false
+
+    @Flag(help: "No summary line and no progress.")
     var quiet = false
 
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        guard !(progress && quiet) else { throw ValidationError("--progress and --quiet contradict each other: give one") }
     }
 
     func run() throws {
@@ -72,7 +76,9 @@ struct IndexCommand: ParsableCommand {
             let searchIndex = try SearchIndex(path: indexPath, mode: .readWrite(permissions: permissions))
             let exporter = try Exporter(store: opened, index: searchIndex, configuration: resolved, batchSize: batchSize)
             if follow && !opened.hasHistory { throw ExportError.historyNotTracked(path: store) }
-            let summary = try exporter.catchUp(rebuild: rebuild) { printNote($0) }
+            let display = progress || (!quiet && Terminal.isTerminal(STDERR_FILENO)) ? ProgressDisplay() : nil
+            let summary = try exporter.catchUp(rebuild: rebuild, log: { display?.finish(); printNote($0) }, progress: display.map { display in { display.show($0) } })
+            display?.finish()
             let line = { (summary: Exporter.Summary) in
                 print("indexed \(store): \(summary.inserted) inserted, \(summary.updated) updated, \(summary.deleted) deleted; token \(summary.token); "
                     + String(format: "%.2f s", summary.seconds) + " → \(indexPath)")
