@@ -99,6 +99,45 @@ struct StoreCommandsTests {
         #expect(table.status == 0 && table.stdout.contains("isBlackAndWhite") && table.stdout.contains("true"))
     }
 
+    @Test("resolve --index: each URI in the store the index recorded for its UUID, across two stores")
+    func resolveThroughIndex() throws {
+        let books = try CLI.copyStore("SampleModel2_V1")
+        let cars = try CLI.copyStore("SampleModel_V1")
+        let index = URL(fileURLWithPath: books).deletingLastPathComponent().appendingPathComponent("shared.searchindex").path
+        #expect(try CLI.run(["index", "--store", books, "--index", index]).status == 0)
+        #expect(try CLI.run(["index", "--store", cars, "--index", index]).status == 0)
+        // Search hits of both stores, piped into resolve: the deep-link round trip.
+        let hits = try CLI.run(["search", "title 13", "--index", index, "--limit", "1"]).lines + (try CLI.run(["search", "FIAT", "--index", index, "--limit", "1"]).lines)
+        #expect(hits.count == 2)
+        let resolved = try CLI.run(["resolve", "--index", index, "--format", "jsonl", "-"], stdin: hits.joined(separator: "\n"))
+        #expect(resolved.status == 0 && resolved.stderr.isEmpty, "\(resolved.stderr)")
+        let objects = try resolved.lines.map { try #require(try CLI.json($0) as? [String: Any]) }
+        #expect(objects.map { $0["uri"] as? String } == hits)
+        #expect(((objects[0]["attributes"] as? [String: Any])?["title"] as? String)?.hasPrefix("title 13") == true)
+        #expect((objects[1]["attributes"] as? [String: Any])?["maker"] as? String == "FIAT")
+        // SEARCHCTL_INDEX works the same; the same output as resolving in the store itself.
+        let environment = try CLI.run(["resolve", "--format", "jsonl", hits[0]], environment: ["SEARCHCTL_INDEX": index])
+        let direct = try CLI.run(["resolve", "--store", books, "--format", "jsonl", hits[0]])
+        #expect(environment.status == 0 && environment.stdout == direct.stdout)
+        // A UUID the index does not know, a missing object, and a recorded store that is gone: per URI.
+        let unknown = try CLI.run(["resolve", "--index", index, hits[0], "x-coredata://11111111-2222-3333-4444-555555555555/Book/p1"])
+        #expect(unknown.status == 65 && unknown.stderr.contains("holds no store with UUID 11111111-2222-3333-4444-555555555555"))
+        #expect((try CLI.json(unknown.stdout) as? [Any])?.count == 1)
+        let missing = try CLI.run(["resolve", "--index", index, "x-coredata://\(Self.uuid)/Book/p9999"])
+        #expect(missing.status == 1 && missing.stderr.contains("p9999"))
+        try FileManager.default.removeItem(atPath: cars)
+        let gone = try CLI.run(["resolve", "--index", index, hits[1], hits[0]])
+        #expect(gone.status == 66 && gone.stderr.contains("no such file") && gone.stderr.contains("753753D3-A961-4901-AB05-8CC48B1D3853"))
+        #expect((try CLI.json(gone.stdout) as? [Any])?.count == 1)
+        // Another store copied over the recorded path is not mistaken for the indexed one.
+        try FileManager.default.copyItem(at: CLI.stores.appendingPathComponent("SampleModel3_V1.sqlite"), to: URL(fileURLWithPath: cars))
+        let replaced = try CLI.run(["resolve", "--index", index, hits[1]])
+        #expect(replaced.status == 65 && replaced.stderr.contains("is now another store"))
+        let neither = try CLI.run(["resolve", hits[0]], environment: ["SEARCHCTL_INDEX": ""])
+        #expect(neither.status == 64 && neither.stderr.contains("--store PATH") && neither.stderr.split(separator: "\n").count == 1)
+        #expect(try CLI.run(["resolve", "--index", index, "--store", books, hits[0]]).status == 64)
+    }
+
     @Test("bad input: documented exit codes and one-line messages that say what to do")
     func errors() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("searchctl-bad-\(UUID().uuidString)")

@@ -15,7 +15,10 @@ struct IndexLocation: ParsableArguments {
         URL(fileURLWithPath: store).deletingPathExtension().appendingPathExtension("searchindex").path
     }
 
-    func path() throws -> String {
+    func path() throws -> String { try Self.path(index: index, store: store) }
+
+    /// The index `--index`/`--store`/`$SEARCHCTL_INDEX` name, in that order.
+    static func path(index: String?, store: String?) throws -> String {
         if let index { return index }
         if let store { return Self.defaultIndex(forStore: store) }
         if let environment = ProcessInfo.processInfo.environment["SEARCHCTL_INDEX"], !environment.isEmpty { return environment }

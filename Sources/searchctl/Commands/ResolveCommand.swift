@@ -1,6 +1,8 @@
 import ArgumentParser
 import CoreDataStore
 import Foundation
+import Indexer
+import SearchIndex
 
 /// `searchctl resolve`: deep-link resolution, URI in, object out.
 struct ResolveCommand: ParsableCommand {
@@ -8,13 +10,16 @@ struct ResolveCommand: ParsableCommand {
         commandName: "resolve",
         abstract: "Look object-ID URIs up in the store and print the objects.",
         discussion: """
-            Each URI (x-coredata://<store-uuid>/<Entity>/p<pk>) is resolved in the source store. Pass - to read \
-            URIs from standard input, one per line. Exit status 1 when an object is missing, 65 when a URI is \
-            malformed, temporary or of another store.
+            Each URI (x-coredata://<store-uuid>/<Entity>/p<pk>) is resolved in the source store: the one given \
+            with --store, or the one the index recorded for that store UUID (--index, or $SEARCHCTL_INDEX; one \
+            index may hold several stores). Pass - to read URIs from standard input, one per line. Exit status 1 \
+            when an object is missing, 65 when a URI is malformed, temporary or of an unknown store, 66 when a \
+            recorded store is gone.
 
             Examples:
               searchctl resolve --store Places.sqlite x-coredata://C9CB0B35-ED6A-4042-BE5C-1B911AC00B2A/Book/p1
               searchctl search tokyo --store Places.sqlite | searchctl resolve --store Places.sqlite -
+              searchctl search tokyo --index all.searchindex | searchctl resolve --index all.searchindex -
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -24,18 +29,39 @@ struct ResolveCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Object-ID URIs, or - to read them from standard input.", valueName: "uri"))
     var uris: [String]
 
-    @OptionGroup var storeOptions: StoreOptions
+    @Option(help: ArgumentHelp("The Core Data store to resolve in; opened read-only.", valueName: "path"))
+    var store: String?
+
+    @Option(help: ArgumentHelp("An index whose recorded stores to resolve in (default: $SEARCHCTL_INDEX).", valueName: "path"))
+    var index: String?
+
+    @Option(help: ArgumentHelp(
+        "A model to read the store with instead of its own Z_MODELCACHE: a .xcdatamodeld bundle, a .xcdatamodel folder or its contents file.",
+        valueName: "path"))
+    var model: String?
 
     @Option(help: "Output format: json (an array), jsonl or table.")
     var format: Format = .json
 
     func validate() throws {
         if uris.isEmpty { throw ValidationError("give at least one URI, or - to read URIs from standard input") }
+        if store != nil && index != nil { throw ValidationError("give --store or --index, not both") }
     }
 
     func run() throws {
         do {
-            let store = try storeOptions.open()
+            let resolver: DeepLinkResolver
+            if let store {
+                let opened = try PersistentStore(path: store, modelPath: model)
+                for note in opened.notes { printNote(note) }
+                resolver = DeepLinkResolver(store: opened)
+            } else {
+                let environment = ProcessInfo.processInfo.environment["SEARCHCTL_INDEX"] ?? ""
+                guard let path = index ?? (environment.isEmpty ? nil : environment) else {
+                    throw ValidationError("say where the objects are: --store PATH (the app's store), --index PATH (the stores it records) or SEARCHCTL_INDEX")
+                }
+                resolver = try DeepLinkResolver(index: try SearchIndex(path: path, mode: .readOnly), modelPath: model)
+            }
             var inputs: [String] = []
             for argument in uris {
                 if argument == "-" {
@@ -47,42 +73,37 @@ struct ResolveCommand: ParsableCommand {
                     inputs.append(argument)
                 }
             }
-            var malformed = false
-            var missing = false
-            var parsed: [(uri: String, id: ManagedObjectID?)] = []
-            for uri in inputs {
-                do {
-                    let id = try ManagedObjectID(uriRepresentation: uri)
-                    try store.validate(id)
-                    parsed.append((uri, store.canonical(id)))
-                } catch {
-                    printError(error.description)
-                    malformed = true
-                    parsed.append((uri, nil))
-                }
-            }
-            // One bulk read for every URI: one snapshot, one query per table.
-            let found = try store.objects(parsed.compactMap(\.id))
+            let resolutions = try resolver.resolve(inputs)
+            for note in resolver.notes { printNote(note) }
             var objects: [ManagedObjectSnapshot] = []
-            for (uri, id) in parsed {
-                guard let id else { continue }
-                if let snapshot = found[id] {
-                    objects.append(snapshot)
-                } else {
-                    printError("no object \(uri) in \(store.path); it was deleted or never saved")
-                    missing = true
+            var worst = ExitStatus.success
+            for resolution in resolutions {
+                switch resolution {
+                case .found(let object):
+                    objects.append(object)
+                case .missing(let uri, let storePath):
+                    printError("no object \(uri) in \(storePath); it was deleted or never saved")
+                    if worst == .success { worst = .notFound }
+                case .failed(_, let problem):
+                    printError(problem.description)
+                    worst = Self.moreSerious(worst, problem.exitStatus)
                 }
             }
             switch format {
             case .json: print(JSONValue.array(objects.map(\.json)).pretty)
             case .jsonl: objects.forEach { print($0.json.compact) }
-            case .table: print(objects.map(Self.table).joined(separator: "\n\n"))
+            case .table: if !objects.isEmpty { print(objects.map(Self.table).joined(separator: "\n\n")) }
             }
-            if malformed { throw ExitCode(ExitStatus.dataError.rawValue) }
-            if missing { throw ExitCode(ExitStatus.notFound.rawValue) }
+            if worst != .success { throw ExitCode(worst.rawValue) }
         } catch {
             throw fail(error)
         }
+    }
+
+    /// A missing file outranks bad data, which outranks a missing object.
+    private static func moreSerious(_ current: ExitStatus, _ other: ExitStatus) -> ExitStatus {
+        let order: [ExitStatus] = [.success, .notFound, .dataError, .noInput]
+        return (order.firstIndex(of: other) ?? 0) > (order.firstIndex(of: current) ?? 0) ? other : current
     }
 
     private static func table(_ object: ManagedObjectSnapshot) -> String {

@@ -62,3 +62,13 @@ func fail(_ error: any Error) -> ExitCode {
     printError("unexpected failure: \(error)")
     return ExitCode(ExitStatus.software.rawValue)
 }
+
+extension DeepLinkResolver.Problem {
+    /// The exit status for a URI that could not be looked up.
+    var exitStatus: ExitStatus {
+        switch self {
+        case .invalidURI, .unknownStore, .storeReplaced: .dataError
+        case .storeUnavailable(_, let error): error.exitStatus
+        }
+    }
+}
