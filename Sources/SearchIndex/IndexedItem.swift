@@ -63,6 +63,9 @@ public struct StoreCheckpoint: Sendable, Hashable {
     /// When the checkpoint was written.
     public var updatedAt: Date
 
+    /// The ``exportState`` of a store whose items are being removed (see ``SearchIndex/removeStore(uuid:batchSize:)``).
+    public static let removalInProgress = "removing"
+
     /// Creates a checkpoint.
     public init(storeUUID: String, storePath: String, token: Int64, modelDigest: String? = nil,
                 configurationDigest: String? = nil, exportState: String? = nil, updatedAt: Date = Date()) {

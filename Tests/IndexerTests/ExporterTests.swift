@@ -105,6 +105,24 @@ struct ExporterTests {
         #expect(try index.search(SearchRequest(near: try Coordinate(latitude: 3, longitude: 1), limit: 1)).hits.first?.displayName == "town3")
     }
 
+    @Test("a removal interrupted half-way is finished and re-exported, never taken for an up-to-date index")
+    func interruptedRemoval() throws {
+        let path = directory.appendingPathComponent("atlas.sqlite").path
+        _ = try atlas(at: path)
+        var (_, index, _) = try export(path)
+        let complete = try dump(index)
+        let checkpoint = try #require(try index.checkpoint(storeUUID: PersistentStore(path: path).metadata.storeUUID))
+        // What a crash between two removal batches leaves: some items gone, the checkpoint marked.
+        var marked = checkpoint
+        marked.exportState = StoreCheckpoint.removalInProgress
+        try index.apply(IndexBatch(deletes: Array(complete.keys.sorted().prefix(10)), checkpoint: marked))
+        var notes: [String]
+        (_, index, notes) = try export(path)
+        #expect(notes.contains { $0.contains("interrupted rebuild") }, "\(notes)")
+        #expect(try dump(index) == complete)
+        #expect(try index.checkpoint(storeUUID: checkpoint.storeUUID)?.exportState == nil)
+    }
+
     @Test("rebuild triggers: purged history, changed configuration, replaced store; one writer per index")
     func rebuilds() throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path

@@ -111,6 +111,28 @@ struct BatchTests {
         #expect(try index.checkpoints().map(\.storeUUID) == ["STORE-B"])
     }
 
+    @Test("removing a store: in bounded batches beside another store, all at once when it is the only one")
+    func removeStore() throws {
+        let index = try SearchIndex(path: directory.appendingPathComponent("r.searchindex").path, mode: .readWrite(permissions: nil))
+        let names = ["Porto", "Lisboa", "Faro", "Braga", "Coimbra", "Evora", "Aveiro"]
+        for store in ["STORE-A", "STORE-B"] {
+            try index.apply(IndexBatch(upserts: names.indices.map { IndexFixtures.item($0 + 1, names[$0], latitude: 40, longitude: -8, store: store) },
+                                       checkpoint: IndexFixtures.checkpoint(1, store: store)))
+        }
+        #expect(try index.removeStore(uuid: "STORE-A", batchSize: 2) == names.count)
+        #expect(try index.dump().allSatisfy { $0.uri.hasPrefix("x-coredata://STORE-B/") } && index.dump().count == names.count)
+        #expect(try index.count(SearchRequest(query: "porto")) == 1)
+        #expect(try index.count(SearchRequest(near: try Coordinate(latitude: 40, longitude: -8), radius: 1_000)) == names.count)
+        #expect(try index.checkpoints().map(\.storeUUID) == ["STORE-B"])
+        #expect(try index.removeStore(uuid: "STORE-B") == names.count)
+        #expect(try index.dump().isEmpty && index.checkpoints().isEmpty)
+        #expect(try index.count(SearchRequest(query: "porto")) == 0)
+        #expect(try index.count(SearchRequest(near: try Coordinate(latitude: 40, longitude: -8), radius: 1_000)) == 0)
+        // The full-text index is consistent after delete-all: new items are found, old ones are not.
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Porto", store: "STORE-C")], checkpoint: IndexFixtures.checkpoint(1, store: "STORE-C")))
+        #expect(try index.count(SearchRequest(query: "porto")) == 1 && index.count(SearchRequest(query: "faro")) == 0)
+    }
+
     @Test("a new index takes the permissions it is given, never wider, and so do its WAL files")
     func permissions() throws {
         let path = directory.appendingPathComponent("private.searchindex").path

@@ -63,6 +63,9 @@ public final class Exporter {
             }
             var existing = try index.checkpoint(storeUUID: uuid)
             var reason: String? = rebuild ? "--rebuild was given" : nil
+            if existing?.exportState == StoreCheckpoint.removalInProgress {
+                reason = "an interrupted rebuild had removed only part of the old items"
+            }
             if let current = existing, reason == nil {
                 if current.modelDigest != store.metadata.modelDigest {
                     reason = "the store's model changed (migration)"

@@ -43,15 +43,47 @@ extension SearchIndex {
         }
     }
 
-    /// Removes every item of a store and its checkpoint (before a rebuild), in one transaction.
+    /// Removes every item of a store and its checkpoint (before a rebuild).
+    ///
+    /// Memory and transaction size stay bounded whatever the store's size: when the store is the index's
+    /// only one, everything is cleared in one transaction; otherwise its items go in transactions of
+    /// `batchSize`. The first of those marks the checkpoint ``StoreCheckpoint/removalInProgress``, so an
+    /// interrupted removal is never mistaken for an index that is up to date; calling again finishes it.
     @discardableResult
-    public func removeStore(uuid: String) throws(SearchIndexError) -> Int {
-        try write { db in
+    public func removeStore(uuid: String, batchSize: Int = 10_000) throws(SearchIndexError) -> Int {
+        let cleared: Int? = try write { db in
             guard let storeID = try Int64.fetchOne(db, sql: "SELECT id FROM stores WHERE uuid = ?", arguments: [uuid]) else { return 0 }
-            let uris = try String.fetchAll(db, sql: "SELECT uri FROM items WHERE store_id = ?", arguments: [storeID])
-            for uri in uris { _ = try Self.delete(uri: uri, db: db) }
-            try db.execute(sql: "DELETE FROM stores WHERE id = ?", arguments: [storeID])
-            return uris.count
+            guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stores WHERE id <> ?", arguments: [storeID]) == 0 else {
+                try db.execute(sql: "UPDATE stores SET export_state = ? WHERE id = ?", arguments: [StoreCheckpoint.removalInProgress, storeID])
+                return nil
+            }
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items") ?? 0
+            // The only store: no per-row work (FTS5's delete-all drops its segments at once).
+            try db.execute(sql: """
+                INSERT INTO items_fts (items_fts) VALUES ('delete-all');
+                DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo;
+                DELETE FROM stores WHERE id = \(storeID);
+                """)
+            return count
+        }
+        if let cleared { return cleared }
+        var removed = 0
+        var after: Int64 = 0
+        while true {
+            let done: Bool = try write { db in
+                guard let storeID = try Int64.fetchOne(db, sql: "SELECT id FROM stores WHERE uuid = ?", arguments: [uuid]) else { return true }
+                // By row id from where the last batch stopped: one pass over the table in all.
+                let rows = try Row.fetchAll(db, sql: "SELECT id, uri FROM items WHERE id > ? AND store_id = ? ORDER BY id LIMIT ?",
+                                            arguments: [after, storeID, batchSize])
+                for row in rows { if try Self.delete(uri: row[1], db: db) { removed += 1 } }
+                guard let last = rows.last else {
+                    try db.execute(sql: "DELETE FROM stores WHERE id = ?", arguments: [storeID])
+                    return true
+                }
+                after = last[0]
+                return false
+            }
+            if done { return removed }
         }
     }
 
