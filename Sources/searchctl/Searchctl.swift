@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `searchctl`: query Searchlight's index and read Core Data stores from a terminal or a script.
 @main
@@ -9,6 +10,38 @@ struct Searchctl: ParsableCommand {
         discussion: """
             Exit status: 0 success, 1 nothing found, 64 usage error, 65 bad input data, 66 missing file, \
             70 internal error, 75 temporary failure (locked or busy).
+
+            Shell completion: searchctl --generate-completion-script bash|zsh|fish
+
+            Examples:
+              searchctl index --store Places.sqlite --config places.json
+              searchctl search 横浜 --store Places.sqlite
+              searchctl search tokyo --store Places.sqlite --limit 1 | searchctl resolve --store Places.sqlite -
             """,
-        subcommands: [IndexCommand.self, SearchCommand.self, DumpCommand.self, StatusCommand.self, ModelCommand.self, HistoryCommand.self, ResolveCommand.self])
+        subcommands: [IndexCommand.self, SearchCommand.self, ExplainCommand.self, DumpCommand.self, StatusCommand.self,
+                      ModelCommand.self, HistoryCommand.self, ResolveCommand.self])
+
+    /// Runs the command line; usage errors become one `searchctl: error:` line like every other error.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(with: error)
+        }
+    }
+
+    private static func exit(with error: any Error) -> Never {
+        // Help, completion scripts and our own exit codes keep the parser's handling; only usage errors
+        // (the parser prints them as several lines with the whole usage) are reworded.
+        guard exitCode(for: error).rawValue == ExitStatus.usage.rawValue, !(error is ExitCode) else { Self.exit(withError: error) }
+        var message = message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid usage"
+        if let first = message.first, first.isUppercase, message.dropFirst().first?.isLowercase == true {
+            message = first.lowercased() + message.dropFirst()
+        }
+        let arguments = CommandLine.arguments.dropFirst()
+        let subcommand = configuration.subcommands.map { $0.configuration.commandName ?? "" }.first { arguments.contains($0) }
+        printError(message + "; see 'searchctl\(subcommand.map { " " + $0 } ?? "") --help'")
+        Foundation.exit(ExitStatus.usage.rawValue)
+    }
 }

@@ -69,6 +69,8 @@ public struct SearchExplanation: Sendable {
     public struct Statement: Sendable {
         /// The SQL.
         public var sql: String
+        /// The values bound to its parameters, as a list (`["tokyo", 20]`).
+        public var arguments: String
         /// `EXPLAIN QUERY PLAN` rows, indented by depth.
         public var queryPlan: [String]
     }
@@ -81,6 +83,8 @@ public struct SearchExplanation: Sendable {
     public var plan: SearchPlan
     /// The statements, in order.
     public var statements: [Statement]
+    /// How many hits the search returned (within its limit and offset).
+    public var hitCount: Int
 }
 
 extension SearchIndex {
@@ -99,9 +103,10 @@ extension SearchIndex {
                     depth[id] = level
                     return String(repeating: "  ", count: level) + (row["detail"] as String)
                 }
-                statements.append(.init(sql: sql, queryPlan: plan))
+                statements.append(.init(sql: sql, arguments: arguments.description, queryPlan: plan))
             }
-            return SearchExplanation(parsedQuery: parsed, expression: parsed?.expression, plan: results.plan, statements: statements)
+            return SearchExplanation(parsedQuery: parsed, expression: parsed?.expression, plan: results.plan, statements: statements,
+                                     hitCount: results.hits.count)
         }
     }
 }

@@ -21,7 +21,7 @@ struct DumpCommand: ParsableCommand {
 
     func run() throws {
         do {
-            var table = TextTable(headers: ["URI", "ENTITY", "NAME", "LATITUDE", "LONGITUDE"])
+            var table = TextTable(headers: ["URI", "ENTITY", "NAME", "LATITUDE", "LONGITUDE"], shrinkable: [2])
             try location.open().dump(entities: entities) { item in
                 switch format {
                 case .jsonl:
@@ -38,7 +38,7 @@ struct DumpCommand: ParsableCommand {
                     table.rows.append([item.uri, item.entity, item.displayName, item.latitude.map { String($0) } ?? "", item.longitude.map { String($0) } ?? ""])
                 }
             }
-            if format == .table { print(table.render()) }
+            if format == .table { print(table.renderForStandardOutput()) }
         } catch {
             throw fail(error)
         }

@@ -38,7 +38,7 @@ struct HistoryCommand: ParsableCommand {
         do {
             let store = try storeOptions.open()
             guard store.hasHistory else { throw CoreDataStoreError.historyNotTracked(path: store.path) }
-            var table = TextTable(headers: ["TRANSACTION", "TIMESTAMP", "BUNDLE", "PROCESS", "AUTHOR", "INSERTS", "UPDATES", "DELETES"])
+            var table = TextTable(headers: ["TRANSACTION", "TIMESTAMP", "BUNDLE", "PROCESS", "AUTHOR", "INSERTS", "UPDATES", "DELETES"], shrinkable: [2, 4, 3])
             var token = after
             var remaining = limit ?? Int.max
             // Page through history so memory stays bounded however long it is.
@@ -61,7 +61,7 @@ struct HistoryCommand: ParsableCommand {
                 token = last.number
                 remaining -= page.count
             }
-            if format == .table { print(table.render()) }
+            if format == .table { print(table.renderForStandardOutput()) }
         } catch {
             throw fail(error)
         }

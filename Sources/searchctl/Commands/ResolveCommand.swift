@@ -107,13 +107,13 @@ struct ResolveCommand: ParsableCommand {
     }
 
     private static func table(_ object: ManagedObjectSnapshot) -> String {
-        var table = TextTable(headers: ["PROPERTY", "VALUE"])
+        var table = TextTable(headers: ["PROPERTY", "VALUE"], shrinkable: [1])
         table.rows.append(["(uri)", object.objectID.uriRepresentation])
         for (name, value) in object.attributes.sorted(by: { $0.key < $1.key }) { table.rows.append([name, value.text]) }
         for (name, id) in object.toOne.sorted(by: { $0.key < $1.key }) { table.rows.append([name, id.uriRepresentation]) }
         for (name, ids) in object.toMany.sorted(by: { $0.key < $1.key }) {
             table.rows.append([name, ids.isEmpty ? "(none)" : "\(ids.count): " + ids.prefix(5).map(\.uriRepresentation).joined(separator: " ") + (ids.count > 5 ? " …" : "")])
         }
-        return table.render()
+        return table.renderForStandardOutput()
     }
 }

@@ -19,99 +19,31 @@ struct SearchCommand: ParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case uris, table, json, jsonl }
 
-    @Argument(help: "What to look for (omit to search by place alone).")
-    var query: String?
-
-    @OptionGroup var location: IndexLocation
-
-    @Option(name: .customLong("entity"), help: "Only this entity (repeatable).")
-    var entities: [String] = []
-
-    @Option(help: ArgumentHelp("Reference point: LAT,LON.", valueName: "lat,lon"))
-    var near: String?
-
-    @Option(help: ArgumentHelp("Keep hits within this distance of --near.", valueName: "distance"))
-    var radius: String?
-
-    @Option(help: ArgumentHelp("Keep hits inside MINLAT,MINLON,MAXLAT,MAXLON (MINLON > MAXLON crosses 180°).", valueName: "box"))
-    var bbox: String?
-
-    @Option(help: "relevance or distance.")
-    var sort: SearchRequest.Sort?
-
-    @Option(help: "Hits to print.")
-    var limit = 20
-
-    @Option(help: "Hits to skip.")
-    var offset = 0
+    @OptionGroup var options: SearchOptions
 
     @Option(help: "uris, table, json or jsonl.")
     var format: Format = .uris
 
-    @Flag(help: "Include text around the matches.")
-    var snippets = false
-
-    static func numbers(_ text: String, count: Int, option: String) throws -> [Double] {
-        let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.count == count, parts.allSatisfy({ $0 != nil }) else {
-            throw ValidationError("--\(option) takes \(count) comma-separated numbers, got '\(text)'")
-        }
-        return parts.compactMap { $0 }
-    }
-
-    static func meters(_ text: String) throws -> Double {
-        let units: [(String, Double)] = [("km", 1_000), ("mi", 1_609.344), ("m", 1)]
-        for (suffix, factor) in units where text.hasSuffix(suffix) {
-            if let value = Double(text.dropLast(suffix.count)) { return value * factor }
-        }
-        guard let value = Double(text) else { throw ValidationError("--radius takes a distance like 500m, 25km, 10mi, or meters; got '\(text)'") }
-        return value
-    }
-
-    func request() throws -> SearchRequest {
-        let center = try near.map { text -> Coordinate in
-            let values = try Self.numbers(text, count: 2, option: "near")
-            return try Coordinate(latitude: values[0], longitude: values[1])
-        }
-        let box = try bbox.map { text -> BoundingBox in
-            let values = try Self.numbers(text, count: 4, option: "bbox")
-            return try BoundingBox(minLatitude: values[0], minLongitude: values[1], maxLatitude: values[2], maxLongitude: values[3])
-        }
-        return SearchRequest(query: query, entities: entities, near: center, radius: try radius.map(Self.meters), boundingBox: box,
-                             sort: sort, limit: limit, offset: offset, snippets: snippets)
-    }
-
     func run() throws {
         do {
-            let results = try location.open().search(try request())
+            let results = try options.location.open().search(try options.request())
             switch format {
             case .uris: results.hits.forEach { print($0.uri) }
             case .jsonl: results.hits.forEach { print($0.json.compact) }
             case .json: print(JSONValue.array(results.hits.map(\.json)).pretty)
             case .table:
-                var table = TextTable(headers: ["NAME", "ENTITY", "SCORE", "DISTANCE", "URI"] + (snippets ? ["SNIPPET"] : []))
+                var table = TextTable(headers: ["NAME", "ENTITY", "SCORE", "DISTANCE", "URI"] + (options.snippets ? ["SNIPPET"] : []),
+                                      shrinkable: options.snippets ? [5, 0] : [0], highlighted: [5])
                 for hit in results.hits {
                     table.rows.append([hit.displayName, hit.entity, String(format: "%.2f", hit.score),
                                        hit.distance.map { $0 >= 1000 ? String(format: "%.1f km", $0 / 1000) : String(format: "%.0f m", $0) } ?? "",
-                                       hit.uri] + (snippets ? [hit.snippet ?? ""] : []))
+                                       hit.uri] + (options.snippets ? [hit.snippet ?? ""] : []))
                 }
-                print(table.render())
+                print(table.renderForStandardOutput())
             }
             if results.hits.isEmpty { throw ExitCode(ExitStatus.notFound.rawValue) }
         } catch {
             throw fail(error)
         }
-    }
-}
-
-extension SearchRequest.Sort: ExpressibleByArgument {}
-
-extension SearchHit {
-    var json: JSONValue {
-        var members: [(String, JSONValue)] = [("uri", .string(uri)), ("entity", .string(entity)), ("displayName", .string(displayName)), ("score", .double(score))]
-        if let latitude, let longitude { members += [("latitude", .double(latitude)), ("longitude", .double(longitude))] }
-        if let distance { members.append(("distanceMeters", .double(distance.rounded()))) }
-        if let snippet { members.append(("snippet", .string(snippet))) }
-        return .object(members)
     }
 }

@@ -15,14 +15,16 @@ enum ExitStatus: Int32 {
     case temporaryFailure = 75
 }
 
-/// Prints `searchctl: error: …` on stderr.
+/// Prints `searchctl: error: …` on stderr (the word `error:` in red on a terminal that welcomes colour).
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data("searchctl: error: \(message)\n".utf8))
+    let label = Terminal.usesColor(STDERR_FILENO) ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
+    FileHandle.standardError.write(Data("searchctl: \(label) \(message)\n".utf8))
 }
 
 /// Prints a note on stderr (not an error: the command goes on).
 func printNote(_ message: String) {
-    FileHandle.standardError.write(Data("searchctl: note: \(message)\n".utf8))
+    let label = Terminal.usesColor(STDERR_FILENO) ? "\u{1B}[1;36mnote:\u{1B}[0m" : "note:"
+    FileHandle.standardError.write(Data("searchctl: \(label) \(message)\n".utf8))
 }
 
 extension CoreDataStoreError {

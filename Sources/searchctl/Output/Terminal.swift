@@ -37,3 +37,10 @@ extension Int {
         return self < 0 ? "-" + result : result
     }
 }
+
+extension TextTable {
+    /// Rendered for standard output: fitted to the terminal's width, coloured when colour is welcome.
+    func renderForStandardOutput() -> String {
+        render(width: Terminal.width(STDOUT_FILENO), color: Terminal.usesColor(STDOUT_FILENO))
+    }
+}

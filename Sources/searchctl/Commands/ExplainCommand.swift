@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import SearchIndex
+
+/// `searchctl explain`: how a search would run, without the guesswork.
+struct ExplainCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "explain",
+        abstract: "Show how a search runs: the parsed query, the plan, the SQL and SQLite's query plan.",
+        discussion: """
+            Takes exactly the options of search. The search really runs (read-only), so the plan shown is the \
+            one chosen for this index's statistics.
+
+            Examples:
+              searchctl explain '"new york" OR boston' --store Places.sqlite
+              searchctl explain museum --near 47.37,8.54 --radius 30km --store Places.sqlite --format json
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
+
+    @OptionGroup var options: SearchOptions
+
+    @Option(help: "text or json.")
+    var format: Format = .text
+
+    func run() throws {
+        do {
+            let explanation = try options.location.open().explain(try options.request())
+            switch format {
+            case .json: print(explanation.json.pretty)
+            case .text: print(Self.text(explanation))
+            }
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    static func text(_ explanation: SearchExplanation) -> String {
+        var lines = [
+            "query: " + (explanation.parsedQuery.map(\.description) ?? "(none: search by place)"),
+            "fts5: " + (explanation.expression ?? "(none)"),
+            "plan: \(explanation.plan.rawValue) — \(explanation.plan.summary)",
+            "hits: \(explanation.hitCount)",
+        ]
+        for (number, statement) in explanation.statements.enumerated() {
+            lines.append("")
+            lines.append("statement \(number + 1):")
+            lines += statement.sql.split(separator: "\n").map { "  " + Self.shortened(sql: $0.trimmingCharacters(in: .whitespaces)) }
+            if statement.arguments != "[]" {
+                let parameters = statement.sql.filter { $0 == "?" }.count
+                let arguments = statement.arguments.count > 160 ? statement.arguments.prefix(160) + "… (\(parameters) values)" : statement.arguments
+                lines.append("  arguments: " + arguments)
+            }
+            lines.append("  query plan:")
+            lines += statement.queryPlan.map { "    " + $0 }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension ExplainCommand {
+    /// `IN (?, ?, …)` lists of candidate ids run to hundreds of parameters: people see their length instead
+    /// (`--format json` keeps everything).
+    static func shortened(sql: String) -> String {
+        var result = sql
+        let list = "?, "
+        while let start = result.range(of: "(" + String(repeating: list, count: 4)) {
+            var end = start.upperBound
+            var count = 4
+            while result[end...].hasPrefix(list) { end = result.index(end, offsetBy: list.count); count += 1 }
+            guard result[end...].hasPrefix("?)") else { break }
+            result.replaceSubrange(start.lowerBound..<result.index(end, offsetBy: 2), with: "(?, ?, ?, … \(count + 1) parameters)")
+        }
+        return result
+    }
+}
+
+extension SearchPlan {
+    /// One line on what the plan does, for people.
+    var summary: String {
+        switch self {
+        case .text: "FTS5 alone, ranked and paged in SQL"
+        case .nearest: "R-tree circles growing around the point, refined by exact distance"
+        case .textThenPlace: "FTS5 matches first, then the place filter (the words are rarer)"
+        case .placeThenText: "R-tree candidates first, then FTS5 on those rows (the place is rarer)"
+        case .intersection: "FTS5 row ids ∩ R-tree ids, then only the intersection scored"
+        }
+    }
+}
