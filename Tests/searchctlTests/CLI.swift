@@ -22,8 +22,13 @@ enum CLI {
     }()
 
     static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Result {
+        try runProgram(executable.path, arguments, stdin: stdin, environment: environment)
+    }
+
+    /// Runs any program (e.g. `script` to give searchctl a terminal) and collects its output.
+    static func runProgram(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Result {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let output = Pipe(), errors = Pipe(), input = Pipe()

@@ -1,0 +1,143 @@
+import CoreDataStore
+import Foundation
+import Testing
+
+/// Every command's output shape, for scripts (uris, json, jsonl) and for people (table, text), on a small
+/// store of real places written by the project's writer with the Corpus model.
+@Suite("searchctl output: formats, widths, colour, usage errors")
+struct OutputTests {
+    static let places: [(name: String, alternate: String, latitude: Double, longitude: Double, population: Int64)] = [
+        ("Yokohama", "横浜,요코하마", 35.44778, 139.6425, 3_574_443),
+        ("Tokyo", "東京,Edo", 35.6895, 139.69171, 8_336_599),
+        ("Zürich", "Zurich,Zuerich", 47.36667, 8.55, 341_730),
+        ("Winterthur", "Winterthour", 47.50564, 8.72413, 111_851),
+        ("Uster", "", 47.34713, 8.72091, 35_337),
+        ("Geneva", "Genève,Genf", 46.20222, 6.14569, 183_981),
+    ]
+
+    /// A store and its index, built once per test (tests run in parallel, each on its own files).
+    static func indexedStore() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("output-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = directory.appendingPathComponent("Places.sqlite").path
+        let writer = try StoreWriter.create(at: store, model: try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel))
+        var save = SaveRequest()
+        let japan = save.insert("Country", attributes: ["code": .string("JP"), "name": .string("Japan")])
+        let switzerland = save.insert("Country", attributes: ["code": .string("CH"), "name": .string("Switzerland")])
+        for place in places {
+            save.insert("Place", attributes: ["name": .string(place.name), "asciiName": .string(place.name), "alternateNames": .string(place.alternate),
+                                              "latitude": .double(place.latitude), "longitude": .double(place.longitude), "population": .integer(place.population)],
+                        relationships: ["country": .toOne(place.latitude > 40 ? switzerland : japan)])
+        }
+        try writer.save(save)
+        let config = CLI.projectRoot.appendingPathComponent("Corpus/places-config.json").path
+        let result = try CLI.run(["index", "--store", store, "--config", config])
+        #expect(result.status == 0, "\(result.stderr)")
+        return store
+    }
+
+    @Test("search: uris, json, jsonl and table carry the same hits in the same order")
+    func searchFormats() throws {
+        let store = try Self.indexedStore()
+        let uris = try CLI.run(["search", "横浜", "--store", store])
+        #expect(uris.status == 0 && uris.lines.count == 1 && uris.lines[0].hasPrefix("x-coredata://") && uris.lines[0].contains("/Place/p"))
+        let near = ["--near", "47.3769,8.5417", "--radius", "30km", "--store", store]
+        let list = try CLI.run(["search"] + near).lines
+        #expect(list.count == 3) // Zürich, Uster, Winterthur; not Geneva (224 km)
+        let json = try #require(try CLI.json(try CLI.run(["search", "--format", "json"] + near).stdout) as? [[String: Any]])
+        #expect(json.map { $0["uri"] as? String } == list)
+        #expect(json.map { $0["displayName"] as? String } == ["Zürich", "Uster", "Winterthur"])
+        for hit in json {
+            #expect(hit["entity"] as? String == "Place" && hit["score"] is Double && hit["latitude"] is Double && hit["longitude"] is Double)
+            #expect((hit["distanceMeters"] as? Double).map { $0 <= 30_000 } == true)
+        }
+        let jsonl = try CLI.run(["search", "--format", "jsonl"] + near).lines.map { try #require(try CLI.json($0) as? [String: Any]) }
+        #expect(jsonl.map { $0["uri"] as? String } == list)
+        let snippets = try #require(try CLI.json(try CLI.run(["search", "zuerich", "--snippets", "--format", "json", "--store", store]).stdout) as? [[String: Any]])
+        #expect(snippets.first?["snippet"] as? String == "[Zuerich]" || (snippets.first?["snippet"] as? String)?.contains("[Zuerich]") == true)
+        let table = try CLI.run(["search", "--format", "table"] + near)
+        #expect(table.lines.first?.split(separator: " ", omittingEmptySubsequences: true) == ["NAME", "ENTITY", "SCORE", "DISTANCE", "URI"])
+        #expect(table.lines.count == 4 && table.lines[1].hasPrefix("Zürich") && table.lines[1].contains(list[0]) && table.lines[1].contains(" km"))
+        // Nearest 5 to a coordinate, without a query: by distance.
+        let nearest = try #require(try CLI.json(try CLI.run(["search", "--near", "35.5,139.6", "--limit", "5", "--format", "json", "--store", store]).stdout) as? [[String: Any]])
+        #expect(nearest.map { $0["displayName"] as? String }.prefix(2) == ["Yokohama", "Tokyo"] && nearest.count == 5)
+        let distances = nearest.compactMap { $0["distanceMeters"] as? Double }
+        #expect(distances == distances.sorted())
+    }
+
+    @Test("tables fit the terminal's width: names and snippets are cut with …, URIs never")
+    func tableWidth() throws {
+        let store = try Self.indexedStore()
+        let wide = try CLI.run(["search", "zurich", "--format", "table", "--snippets", "--store", store])
+        let narrow = try CLI.run(["search", "zurich", "--format", "table", "--snippets", "--store", store], environment: ["COLUMNS": "110"])
+        let uri = try #require(try CLI.run(["search", "zurich", "--store", store]).lines.first)
+        #expect(wide.lines.map(\.count).max().map { $0 > 110 } == true)
+        #expect(narrow.lines.allSatisfy { $0.count <= 110 } && narrow.lines[1].contains(uri) && narrow.lines[1].contains("…"), "\(narrow.stdout)")
+    }
+
+    @Test("colour only on a terminal and never with NO_COLOR", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux script(1) is not installed"))
+    func colour() throws {
+        let store = try Self.indexedStore()
+        func onTerminal(_ environment: String) throws -> String {
+            // `env -u NO_COLOR`: the test runner's own environment must not decide the outcome.
+            let command = "env -u NO_COLOR \(environment) \(CLI.executable.path) search tokyo --format table --store \(store)"
+            return try CLI.runProgram("/usr/bin/script", ["-qec", command, "/dev/null"]).stdout
+        }
+        let coloured = try onTerminal("TERM=xterm")
+        #expect(coloured.contains("\u{1B}[1m"), "\(coloured)")
+        #expect(try !onTerminal("TERM=xterm NO_COLOR=1").contains("\u{1B}["))
+        #expect(try !CLI.run(["search", "tokyo", "--format", "table", "--store", store]).stdout.contains("\u{1B}["))
+        #expect(try onTerminal("TERM=xterm").contains("Tokyo"))
+    }
+
+    @Test("dump, status and explain: their shapes in every format")
+    func inspection() throws {
+        let store = try Self.indexedStore()
+        let dump = try CLI.run(["dump", "--store", store])
+        let items = try dump.lines.map { try #require(try CLI.json($0) as? [String: Any]) }
+        #expect(items.count == 8 && items.map { $0["uri"] as? String } == items.map { $0["uri"] as? String }.sorted { ($0 ?? "") < ($1 ?? "") })
+        let zurich = try #require(items.first { $0["displayName"] as? String == "Zürich" })
+        #expect(Set(zurich.keys).isSuperset(of: ["uri", "entity", "displayName", "title", "text", "keywords", "latitude", "longitude", "date"]))
+        #expect((zurich["text"] as? [String])?.contains("Switzerland") == true && (zurich["keywords"] as? [String])?.contains("CH") == true)
+        let countries = try CLI.run(["dump", "--store", store, "--entity", "Country", "--format", "table"])
+        #expect(countries.lines.count == 3 && countries.lines[0].hasPrefix("URI") && countries.stdout.contains("Switzerland"))
+
+        let status = try #require(try CLI.json(try CLI.run(["status", "--store", store, "--format", "json"]).stdout) as? [String: Any])
+        #expect((status["items"] as? [String: Int]) == ["Country": 2, "Place": 6] && status["located"] as? Int == 6 && status["writerPID"] is NSNull)
+        let text = try CLI.run(["status", "--store", store])
+        #expect(text.status == 0 && text.stdout.contains("token 1; newest 1, lag 0") && text.stdout.contains("writer: none"))
+
+        let explain = try CLI.run(["explain", "zurich", "--near", "47.37,8.54", "--radius", "30km", "--store", store])
+        #expect(explain.status == 0 && explain.lines.first == "query: [word zurich]" && explain.stdout.contains("query plan:"))
+        #expect(explain.lines.contains { $0.hasPrefix("plan: ") } && explain.stdout.contains("items_fts MATCH ?"))
+        let json = try #require(try CLI.json(try CLI.run(["explain", "zurich", "--store", store, "--format", "json"]).stdout) as? [String: Any])
+        #expect(json["plan"] as? String == "text" && json["fts5"] as? String == "\"zurich\"" && json["hits"] as? Int == 1)
+        let statement = try #require((json["statements"] as? [[String: Any]])?.first)
+        #expect((statement["sql"] as? String)?.contains("MATCH") == true && (statement["queryPlan"] as? [String])?.isEmpty == false)
+        #expect(try CLI.run(["explain", "--store", store, "--", "-zurich"]).status == 64)
+    }
+
+    @Test("usage errors are one line naming the fix; help and completion scripts work for every command")
+    func usage() throws {
+        let cases: [[String]] = [
+            ["bogus"], ["search", "--limit", "x"], ["index"], ["search", "--format", "xml", "a"], ["resolve"],
+            ["history"], ["model"], ["status", "--format", "yaml"], ["explain", "--sort", "random", "a"], ["dump", "--entity"],
+            ["index", "--store", "x", "--progress", "--quiet"],
+        ]
+        for arguments in cases {
+            let result = try CLI.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.hasPrefix("searchctl: error: ") && result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("--help"),
+                    "\(arguments): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+        for command in ["index", "search", "explain", "dump", "status", "model", "history", "resolve"] {
+            let help = try CLI.run([command, "--help"])
+            #expect(help.status == 0 && help.stdout.contains("USAGE: searchctl \(command)") && help.stdout.contains("searchctl \(command) "), "\(command)")
+        }
+        for shell in ["bash", "zsh", "fish"] {
+            let script = try CLI.run(["--generate-completion-script", shell])
+            #expect(script.status == 0 && script.stdout.contains("searchctl") && script.stdout.contains("explain"), "\(shell)")
+        }
+    }
+}
