@@ -101,8 +101,18 @@ public struct IndexBatch: Sendable {
 public struct BatchResult: Sendable, Hashable {
     /// Items that did not exist before.
     public var inserted: Int
-    /// Items replaced.
+    /// Items replaced by different content.
     public var updated: Int
     /// Items removed (deletes of unknown URIs do not count).
     public var deleted: Int
+    /// Items upserted with exactly the content already indexed (nothing was rewritten).
+    public var unchanged: Int
+
+    /// Creates a result.
+    public init(inserted: Int = 0, updated: Int = 0, deleted: Int = 0, unchanged: Int = 0) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.unchanged = unchanged
+    }
 }

@@ -89,11 +89,19 @@ struct BatchTests {
         let batch = IndexBatch(upserts: [IndexFixtures.item(1, "Lisbon", latitude: 38.7, longitude: -9.1), IndexFixtures.item(2, "Porto")],
                                checkpoint: IndexFixtures.checkpoint(5))
         #expect(try index.apply(batch) == BatchResult(inserted: 2, updated: 0, deleted: 0))
-        #expect(try index.apply(batch) == BatchResult(inserted: 0, updated: 2, deleted: 0))
+        // The same content again rewrites nothing; different content is an update.
+        #expect(try index.apply(batch) == BatchResult(inserted: 0, updated: 0, deleted: 0, unchanged: 2))
         #expect(try index.dump().count == 2)
         #expect(try index.checkpoint(storeUUID: "STORE-A")?.token == 5)
         // Rename: old words gone, new words found.
-        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Lisboa", latitude: 38.7, longitude: -9.1)], checkpoint: IndexFixtures.checkpoint(6)))
+        #expect(try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Lisboa", latitude: 38.7, longitude: -9.1)], checkpoint: IndexFixtures.checkpoint(6)))
+                == BatchResult(updated: 1))
+        // A change in any field counts, the place alone too.
+        #expect(try index.apply(IndexBatch(upserts: [IndexFixtures.item(2, "Porto", latitude: 41.1, longitude: -8.6)], checkpoint: IndexFixtures.checkpoint(6)))
+                == BatchResult(updated: 1))
+        #expect(try index.apply(IndexBatch(upserts: [IndexFixtures.item(2, "Porto", rank: 5)], checkpoint: IndexFixtures.checkpoint(6))) == BatchResult(updated: 1))
+        #expect(try index.search(SearchRequest(near: try Coordinate(latitude: 41.1, longitude: -8.6), radius: 10)).hits.isEmpty)
+        #expect(try index.checkpoint(storeUUID: "STORE-A")?.token == 6)
         #expect(try index.search(SearchRequest(query: "lisbon")).hits.isEmpty)
         #expect(try index.search(SearchRequest(query: "lisboa")).hits.count == 1)
         #expect(try index.search(SearchRequest(near: try Coordinate(latitude: 38.7, longitude: -9.1), radius: 10)).hits.count == 1)

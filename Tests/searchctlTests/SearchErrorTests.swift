@@ -27,7 +27,7 @@ struct SearchErrorTests {
             let result = try CLI.run(arguments)
             #expect(result.status == status, "\(arguments): \(result.stderr)")
             for fragment in fragments { #expect(result.stderr.contains(fragment), "\(arguments): \(result.stderr)") }
-            // Usage errors of the argument parser itself (unknown options) keep its own format.
+            // Every failure, usage errors of the argument parser included, is one line.
             if status != 0 && status != 1 {
                 #expect(result.stderr.hasPrefix("searchctl: error: ") && result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
             }

@@ -165,9 +165,7 @@ struct StoreCommandsTests {
             #expect(result.status == status, "\(arguments)")
             #expect(result.stderr.contains(fragment), "\(arguments): \(result.stderr)")
             #expect(!result.stderr.contains("Fatal error") && !result.stderr.contains("SQLite error"), "\(arguments)")
-            if status != 64 {
-                #expect(result.stderr.hasPrefix("searchctl: error: ") && result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
-            }
+            #expect(result.stderr.hasPrefix("searchctl: error: ") && result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
         }
     }
 

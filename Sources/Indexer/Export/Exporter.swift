@@ -17,6 +17,9 @@ public final class Exporter {
         public var rebuildReason: String?
         /// Whether a first export ran.
         public var exported = false
+        /// Whether a stop request ended the catch-up early (between batches: the index holds a whole
+        /// batch and its token, and the next catch-up resumes from there).
+        public var stopped = false
         public var seconds = 0.0
     }
 
@@ -49,9 +52,10 @@ public final class Exporter {
     }
 
     /// Brings the index up to the store's newest transaction and returns what changed.
-    /// `log` receives announcements (rebuilds); `progress`, if given, hears after every page of a first export.
+    /// `log` receives announcements (rebuilds); `progress`, if given, hears after every page of a first export;
+    /// `shouldStop` is asked between batches (SIGINT/SIGTERM), never in the middle of one.
     public func catchUp(rebuild: Bool = false, log: (String) -> Void = { _ in },
-                        progress: ((ExportProgress) -> Void)? = nil) throws(ExportError) -> Summary {
+                        progress: ((ExportProgress) -> Void)? = nil, shouldStop: () -> Bool = { false }) throws(ExportError) -> Summary {
         let start = DispatchTime.now().uptimeNanoseconds
         var summary = Summary()
         do {
@@ -84,9 +88,9 @@ public final class Exporter {
                 existing = nil
             }
             if existing == nil || existing?.exportState != nil {
-                try export(resuming: existing, summary: &summary, progress: progress)
+                try export(resuming: existing, summary: &summary, progress: progress, shouldStop: shouldStop)
             }
-            if store.hasHistory { try followHistory(summary: &summary, log: log) }
+            if store.hasHistory && !summary.stopped { try followHistory(summary: &summary, shouldStop: shouldStop) }
             summary.token = try index.checkpoint(storeUUID: uuid)?.token ?? 0
         } catch let error as CoreDataStoreError {
             throw .store(error)
@@ -112,7 +116,8 @@ public final class Exporter {
     /// Pages through every indexed object. Resumable: the state `t0 root-index after-pk` rides in the
     /// checkpoint of every page. Reading and evaluating the next page overlaps committing this one (two
     /// threads, pages committed strictly in order), so the export runs at about the index's write rate.
-    private func export(resuming existing: StoreCheckpoint?, summary: inout Summary, progress: ((ExportProgress) -> Void)?) throws {
+    private func export(resuming existing: StoreCheckpoint?, summary: inout Summary, progress: ((ExportProgress) -> Void)?,
+                        shouldStop: () -> Bool) throws {
         summary.exported = true
         var (t0, firstRoot, firstKey) = Self.parseState(existing?.exportState) ?? (0, 0, Int64(0))
         if existing?.exportState == nil, store.hasHistory {
@@ -145,6 +150,11 @@ public final class Exporter {
             report.entity = page.entity
             report.elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             progress?(report)
+            // The page just committed carries the state to resume from.
+            if page.state != nil && shouldStop() {
+                summary.stopped = true
+                return
+            }
         }
         // One merged full-text segment makes every later query cheaper.
         if report.itemsWritten > 10_000 { try index.optimize() }
@@ -157,8 +167,12 @@ public final class Exporter {
     }
 
     /// Replays history after the checkpoint's token in batches, each committed with its token.
-    private func followHistory(summary: inout Summary, log: (String) -> Void) throws {
+    private func followHistory(summary: inout Summary, shouldStop: () -> Bool) throws {
         while true {
+            if shouldStop() {
+                summary.stopped = true
+                return
+            }
             guard let token = try index.checkpoint(storeUUID: store.metadata.storeUUID)?.token else { return }
             let batch: (items: [IndexedItem], deletes: [String], token: Int64)? = try store.read { snapshot throws in
                 let transactions = try snapshot.transactions(after: token, limit: 100, changeLimit: batchSize)

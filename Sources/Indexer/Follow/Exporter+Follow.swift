@@ -38,7 +38,7 @@ extension Exporter {
         do { version = try store.dataVersion() } catch { throw .store(error) }
         // Catch up once *after* reading the version: a save committed between the caller's last catch-up and
         // that read would otherwise count as seen and stay unindexed until the next save.
-        try catchUp(report: report, log: log)
+        try catchUp(report: report, log: log, shouldStop: shouldStop)
         while !shouldStop() {
             if let monitor {
                 // Debounce before looking: the WAL is written a moment before the commit becomes visible
@@ -52,13 +52,13 @@ extension Exporter {
             guard current != version else { continue }
             // A commit after this read changes it again and is caught by the next round.
             version = current
-            try catchUp(report: report, log: log)
+            try catchUp(report: report, log: log, shouldStop: shouldStop)
         }
     }
 
     /// Catches up and reports what changed, if anything did.
-    private func catchUp(report: (Summary) -> Void, log: (String) -> Void) throws(ExportError) {
-        let summary = try catchUp(log: log)
+    private func catchUp(report: (Summary) -> Void, log: (String) -> Void, shouldStop: () -> Bool) throws(ExportError) {
+        let summary = try catchUp(log: log, shouldStop: shouldStop)
         if summary.inserted + summary.updated + summary.deleted > 0 || summary.rebuildReason != nil { report(summary) }
     }
 

@@ -17,7 +17,11 @@ extension SearchIndex {
             // Looking statements up by their SQL text for every item cost more than hashing is worth.
             let statements = try UpsertStatements(db)
             for item in batch.upserts where !deleted.contains(item.uri) {
-                if try Self.upsert(item, storeID: storeID, statements: statements, db: db) { result.inserted += 1 } else { result.updated += 1 }
+                switch try Self.upsert(item, storeID: storeID, statements: statements, db: db) {
+                case .inserted: result.inserted += 1
+                case .updated: result.updated += 1
+                case .unchanged: result.unchanged += 1
+                }
             }
             return result
         }
@@ -132,8 +136,11 @@ extension SearchIndex {
         1 + 0.05 * log10(1 + max(rank, 0))
     }
 
-    /// Inserts or replaces an item; true when it was new.
-    private static func upsert(_ item: IndexedItem, storeID: Int64, statements: UpsertStatements, db: Database) throws -> Bool {
+    private enum UpsertOutcome { case inserted, updated, unchanged }
+
+    /// Inserts or replaces an item. An item identical to the indexed one is left alone: re-indexing the
+    /// places of a country whose `places` relationship changed rewrites nothing in FTS5 or the R-tree.
+    private static func upsert(_ item: IndexedItem, storeID: Int64, statements: UpsertStatements, db: Database) throws -> UpsertOutcome {
         let text = joined(item.text), keywords = joined(item.keywords)
         let location = item.hasLocation
         // Insert unless the URI exists: for new items (the common case of a first export) that is the only
@@ -154,8 +161,16 @@ extension SearchIndex {
             bindText(texts.sqliteStatement, 3, text)
             bindText(texts.sqliteStatement, 4, keywords)
         } else {
-            guard let old = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, display_name, title, text, keywords FROM items_content WHERE id = (SELECT id FROM items WHERE uri = ?)"),
-                                             arguments: [item.uri]) else { return false }
+            guard let old = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT i.id, i.display_name, t.title, t.text, t.keywords, i.entity, i.latitude, i.longitude, i.date, i.rank
+                FROM items i JOIN item_texts t ON t.id = i.id WHERE i.uri = ?
+                """), arguments: [item.uri]) else { return .unchanged }
+            let oldLatitude: Double? = old[6], oldLongitude: Double? = old[7], oldDate: Double? = old[8], oldRank: Double = old[9]
+            if old[1] == item.displayName && old[2] == item.title && old[3] == text && old[4] == keywords && old[5] == item.entity
+                && oldLatitude == (location ? item.latitude : nil) && oldLongitude == (location ? item.longitude : nil)
+                && oldDate == item.date?.timeIntervalSinceReferenceDate && oldRank == item.rank {
+                return .unchanged
+            }
             id = old[0]
             try db.cachedStatement(sql: "INSERT INTO items_fts (items_fts, rowid, display_name, title, text, keywords) VALUES ('delete', ?, ?, ?, ?, ?)")
                 .execute(arguments: [id, old[1], old[2], old[3], old[4]])
@@ -189,7 +204,7 @@ extension SearchIndex {
             for (index, value) in [latitude, latitude, longitude, longitude].enumerated() { sqlite3_bind_double(handle, Int32(index + 2), value) }
             try step(geo, db: db)
         }
-        return isNew
+        return isNew ? .inserted : .updated
     }
 
     /// The item columns, bound straight onto a prepared statement: GRDB's generic argument arrays

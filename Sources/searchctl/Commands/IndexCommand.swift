@@ -77,16 +77,25 @@ struct IndexCommand: ParsableCommand {
             let exporter = try Exporter(store: opened, index: searchIndex, configuration: resolved, batchSize: batchSize)
             if follow && !opened.hasHistory { throw ExportError.historyNotTracked(path: store) }
             let display = progress || (!quiet && Terminal.isTerminal(STDERR_FILENO)) ? ProgressDisplay() : nil
-            let summary = try exporter.catchUp(rebuild: rebuild, log: { display?.finish(); printNote($0) }, progress: display.map { display in { display.show($0) } })
+            // SIGINT/SIGTERM finish the batch in hand, from the first page of a first export on.
+            let stop = StopRequest.onTerminationSignals()
+            let summary = try exporter.catchUp(rebuild: rebuild, log: { display?.finish(); printNote($0) },
+                                               progress: display.map { display in { display.show($0) } }, shouldStop: { stop.isRequested })
             display?.finish()
             let line = { (summary: Exporter.Summary) in
                 print("indexed \(store): \(summary.inserted) inserted, \(summary.updated) updated, \(summary.deleted) deleted; token \(summary.token); "
                     + String(format: "%.2f s", summary.seconds) + " → \(indexPath)")
             }
             if !quiet { line(summary) }
+            fflush(nil)
+            if summary.stopped {
+                printNote("stopped by a signal after a whole batch (the index is consistent); run the same command to continue")
+                return
+            }
             if follow {
-                let stop = StopRequest.onTerminationSignals()
-                try exporter.follow(shouldStop: { stop.isRequested }, report: { if !quiet { line($0) } }, log: { printNote($0) })
+                // One summary line per catch-up, visible at once even when stdout is a file or a pipe
+                // (fflush(nil) flushes every stream without touching the C `stdout` global).
+                try exporter.follow(shouldStop: { stop.isRequested }, report: { if !quiet { line($0); fflush(nil) } }, log: { printNote($0) })
             }
         } catch {
             throw fail(error)

@@ -27,7 +27,7 @@ struct ResolveCommand: ParsableCommand {
     }
 
     @Argument(help: ArgumentHelp("Object-ID URIs, or - to read them from standard input.", valueName: "uri"))
-    var uris: [String]
+    var uris: [String] = []
 
     @Option(help: ArgumentHelp("The Core Data store to resolve in; opened read-only.", valueName: "path"))
     var store: String?

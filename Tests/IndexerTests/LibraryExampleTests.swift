@@ -1,0 +1,30 @@
+import CoreDataStore
+import Foundation
+import Indexer
+import SearchIndex
+import Testing
+
+/// The README's library example, as written there, on a copy of an Apple-written store.
+@Suite("The README's library example")
+struct LibraryExampleTests {
+    @Test("zero-config export, a search, and the hits resolved back to objects", .enabled(if: ExporterTests.fixtures, "../shared/fixtures is absent"))
+    func example() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("library-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("App.sqlite").path
+        try FileManager.default.copyItem(atPath: ExporterTests.shared.appendingPathComponent("SampleModel2_V1.sqlite").path, toPath: path)
+
+        let store = try PersistentStore(path: path)
+        let index = try SearchIndex(path: directory.appendingPathComponent("App.searchindex").path, mode: .readWrite(permissions: 0o600))
+        let configuration = try ResolvedConfiguration(nil, model: store.model)
+        let exporter = try Exporter(store: store, index: index, configuration: configuration)
+        let summary = try exporter.catchUp()
+        let hits = try index.search(SearchRequest(query: "title 13")).hits
+        let objects = try DeepLinkResolver(index: index).resolve(hits.map(\.uri))
+
+        #expect(summary.inserted == 5_468 && summary.token == 1)
+        guard case .found(let book) = objects.first else { Issue.record("the first hit did not resolve"); return }
+        #expect(book.objectID.entityName == "Book" && book.attributes["title"]?.stringValue?.hasPrefix("title 13 ") == true)
+        #expect(objects.count == hits.count)
+    }
+}
