@@ -1,5 +1,6 @@
 import CoreDataStore
 import Foundation
+import GRDB
 @testable import Indexer
 import SearchIndex
 import Synchronization
@@ -116,6 +117,36 @@ struct FollowModeTests {
         let deadline = Date().addingTimeInterval(0.6)
         try exporter.follow(shouldStop: { Date() > deadline }, report: { _ in })
         #expect(try index.count(SearchRequest(query: "inbetween")) == 1)
+    }
+
+    @Test("a migration in place or a replaced file ends follow with storeChanged, so the caller opens the store again")
+    func storeChanged() throws {
+        let path = directory.appendingPathComponent("Atlas.sqlite").path
+        _ = try places(at: path)
+        let store = try PersistentStore(path: path)
+        let index = try SearchIndex(path: path + ".searchindex", mode: .readWrite(permissions: nil))
+        let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model))
+        var altered = false
+        let deadline = Date().addingTimeInterval(10)
+        let end = try exporter.follow(shouldStop: {
+            if !altered {
+                // What a lightweight migration does to a table, made by another connection.
+                altered = true
+                let queue = try? DatabaseQueue(path: path)
+                try? queue?.write { db in try db.execute(sql: "ALTER TABLE ZPLACE ADD COLUMN ZREGION VARCHAR") }
+                try? queue?.close()
+            }
+            return Date() > deadline
+        }, report: { _ in })
+        #expect(end == .storeChanged(reason: "changed its tables (a migration)"))
+
+        let replaced = directory.appendingPathComponent("other.sqlite").path
+        _ = try places(at: replaced)
+        let fresh = try PersistentStore(path: path)
+        #expect(try fresh.staleness() == nil)
+        #expect(rename(replaced, path) == 0)
+        #expect(try fresh.staleness() == "was replaced by another file")
+        exporter.close()
     }
 
     @Test("a burst of saves is debounced into few catch-ups and indexed exactly")

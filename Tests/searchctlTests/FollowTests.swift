@@ -45,6 +45,69 @@ struct FollowTests {
         #expect(!process.isRunning && process.terminationReason == .exit && process.terminationStatus == 0)
     }
 
+    @Test("a store replaced under the follower is opened again, re-indexed and followed on")
+    func replacedWhileFollowing() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("follow-replace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = directory.appendingPathComponent("Places.sqlite").path
+        let model = try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel)
+        func write(_ path: String, names: [String]) throws -> StoreWriter {
+            let writer = try StoreWriter.create(at: path, model: model)
+            var save = SaveRequest()
+            for name in names { save.insert("Place", attributes: ["name": .string(name), "latitude": .double(1), "longitude": .double(2)]) }
+            try writer.save(save)
+            return writer
+        }
+        _ = try write(store, names: ["oldtown", "oldcity"])
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["index", "--store", store, "--follow"]
+        let errors = directory.appendingPathComponent("stderr.txt")
+        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: errors)
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        func waitUntil(_ what: String, _ condition: () throws -> Bool) throws -> Bool {
+            let deadline = Date().addingTimeInterval(20)
+            while try !condition() {
+                guard Date() < deadline, process.isRunning else {
+                    Issue.record("\(what); stderr: \((try? String(contentsOf: errors, encoding: .utf8)) ?? "")")
+                    return false
+                }
+                usleep(50_000)
+            }
+            return true
+        }
+        guard try waitUntil("the first export never became searchable", { try CLI.run(["search", "oldtown", "--store", store]).status == 0 }) else { return }
+
+        // Another store moved into place atomically, as an app restoring a backup would.
+        let replacement = directory.appendingPathComponent("incoming.sqlite").path
+        do {
+            // Closed before the move: a connection open across a rename would keep the old name's -shm.
+            let writer = try write(replacement, names: ["newtown"])
+            try writer.checkpoint()
+        }
+        for suffix in ["-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: store + suffix)
+            try? FileManager.default.removeItem(atPath: replacement + suffix)
+        }
+        guard rename(replacement, store) == 0 else { Issue.record("rename failed"); return }
+        guard try waitUntil("the replacement was never indexed", { try CLI.run(["search", "newtown", "--store", store]).status == 0 }) else { return }
+        #expect(try CLI.run(["search", "oldtown", "--store", store]).status == 1)
+        #expect(try CLI.run(["dump", "--store", store]).lines.count == 1)
+        // It follows the new file: a save to it is found.
+        let reopened = try StoreWriter(path: store)
+        var save = SaveRequest()
+        save.insert("Place", attributes: ["name": .string("brandnew"), "latitude": .double(3), "longitude": .double(4)])
+        try reopened.save(save)
+        guard try waitUntil("a save to the new store was never indexed", { try CLI.run(["search", "brandnew", "--store", store]).status == 0 }) else { return }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        let stderr = try String(contentsOf: errors, encoding: .utf8)
+        #expect(process.terminationStatus == 0 && stderr.contains("was replaced by another file: opening it again") && stderr.contains("was replaced (UUID"), "\(stderr)")
+    }
+
     @Test("a store without history cannot be followed", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)))
     func noHistory() throws {
         let result = try CLI.run(["index", "--store", try CLI.copyStore("SampleModel_V1"), "--follow"])

@@ -90,6 +90,50 @@ struct IndexCommandTests {
         #expect(after.keys.contains { $0.contains("/LuxuryCar/") } && !after.keys.contains { $0.contains("/ExpensiveSportCar/") })
     }
 
+    @Test("SIGINT in the middle of a first export: a whole batch, exit 0, and the next run finishes it")
+    func interrupted() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("interrupt-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = directory.appendingPathComponent("Places.sqlite").path
+        let writer = try StoreWriter.create(at: store, model: try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel))
+        for first in stride(from: 0, to: 30_000, by: 5_000) {
+            var save = SaveRequest()
+            for index in first..<first + 5_000 {
+                save.insert("Place", attributes: ["name": .string("place\(index)"), "latitude": .double(Double(index % 90)), "longitude": .double(0)])
+            }
+            try writer.save(save)
+        }
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["index", "--store", store, "--batch-size", "100"]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        // Interrupt once the first pages are committed.
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline {
+            let status = try CLI.run(["status", "--store", store, "--format", "json"])
+            if status.status == 0, let json = try CLI.json(status.stdout) as? [String: Any],
+               let items = json["items"] as? [String: Int], (items["Place"] ?? 0) > 0 { break }
+            usleep(20_000)
+        }
+        kill(process.processIdentifier, SIGINT)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(stderr)")
+        let json = try #require(try CLI.json(try CLI.run(["status", "--store", store, "--format", "json"]).stdout) as? [String: Any])
+        let indexed = (json["items"] as? [String: Int])?["Place"] ?? 0
+        // Stopped between pages: whole batches only, and the export is marked unfinished.
+        #expect(stderr.contains("stopped by a signal"), "\(stderr)")
+        #expect(indexed % 100 == 0 && indexed < 30_000, "\(indexed)")
+        #expect((json["stores"] as? [[String: Any]])?.first?["exportInProgress"] as? Bool == true)
+        let rerun = try CLI.run(["index", "--store", store])
+        #expect(rerun.status == 0 && !rerun.stderr.contains("rebuilding"), "\(rerun.stderr)")
+        let names = try CLI.run(["dump", "--store", store]).lines.compactMap { (try? CLI.json($0) as? [String: Any])?["displayName"] as? String }
+        #expect(names.count == 30_000 && Set(names).count == 30_000)
+    }
+
     @Test("--progress reports a first export in plain lines when stderr is not a terminal; not by default")
     func progress() throws {
         let store = try CLI.copyStore("SampleModel2_V1")

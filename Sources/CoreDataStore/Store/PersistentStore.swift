@@ -22,6 +22,10 @@ public final class PersistentStore: Sendable {
     public let notes: [String]
 
     let database: DatabaseQueue
+    /// The file's identity and schema cookie when opened: a follower compares them to notice a store
+    /// replaced at the same path or migrated in place.
+    let fileIdentity: FileIdentity?
+    let schemaVersion: Int
     let entityNameByNumber: [Int: String]
     let tableReaders: [String: TableReader]
     let catalog: StoreCatalog
@@ -45,8 +49,11 @@ public final class PersistentStore: Sendable {
         } catch {
             throw Self.storeError(error, path: path)
         }
+        fileIdentity = FileIdentity(path: path)
         do {
-            catalog = try database.read { db in try StoreCatalog.read(db, path: path) }
+            (catalog, schemaVersion) = try database.read { db in
+                (try StoreCatalog.read(db, path: path), try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0)
+            }
         } catch {
             throw Self.storeError(error, path: path)
         }
@@ -103,6 +110,22 @@ public final class PersistentStore: Sendable {
         } catch {
             throw Self.storeError(error, path: path)
         }
+    }
+
+    /// Why this handle no longer describes the store at ``path``, or nil if it still does: the file was
+    /// replaced by another (a new inode) or its schema changed (a migration in place). Cheap enough to ask
+    /// on every wake of a follower: one `stat` and one header read.
+    public func staleness() throws(CoreDataStoreError) -> String? {
+        let current = FileIdentity(path: path)
+        if current == nil { return nil } // gone for now (being replaced): keep the open file until a new one appears
+        if current != fileIdentity { return "was replaced by another file" }
+        let version: Int
+        do {
+            version = try database.inDatabase { db in try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0 }
+        } catch {
+            throw Self.storeError(error, path: path)
+        }
+        return version != schemaVersion ? "changed its tables (a migration)" : nil
     }
 
     /// The concrete entity name for an entity number, if the model has it.

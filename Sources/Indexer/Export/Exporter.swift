@@ -46,6 +46,12 @@ public final class Exporter {
         lock = try WriterLock(indexPath: index.path)
     }
 
+    /// Gives up the index's writer lock: the exporter must not be used afterwards. Lets a process open a
+    /// new exporter on the same index (a store replaced under a follower) without waiting for this one's deinit.
+    public func close() {
+        lock.release()
+    }
+
     private func checkpoint(token: Int64, exportState: String?) -> StoreCheckpoint {
         StoreCheckpoint(storeUUID: store.metadata.storeUUID, storePath: storePath, token: token, modelDigest: store.metadata.modelDigest,
                         configurationDigest: configuration.digest, exportState: exportState)

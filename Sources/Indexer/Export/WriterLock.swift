@@ -4,6 +4,7 @@ import Foundation
 /// The kernel releases it when the process ends, however it ends.
 final class WriterLock {
     private let descriptor: Int32
+    private var released = false
 
     /// Takes the lock or reports who holds it.
     init(indexPath: String) throws(ExportError) {
@@ -22,8 +23,13 @@ final class WriterLock {
         _ = pid.withCString { pwrite(descriptor, $0, strlen($0), 0) }
     }
 
-    deinit {
+    /// Lets another exporter take the index (idempotent).
+    func release() {
+        guard !released else { return }
+        released = true
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }
+
+    deinit { release() }
 }

@@ -21,14 +21,24 @@ extension Exporter {
         public init() {}
     }
 
+    /// Why ``follow(timing:shouldStop:report:log:)`` returned.
+    public enum FollowEnd: Sendable, Equatable {
+        /// A stop was requested (the index holds whole batches).
+        case stopped
+        /// The store file was replaced or migrated under the follower: open it again (a new exporter) and
+        /// follow on; the next catch-up detects the new UUID or model and rebuilds.
+        case storeChanged(reason: String)
+    }
+
     /// Keeps the index current until `shouldStop` says so.
     ///
     /// It sleeps until the store's files change (inotify/kqueue, see ``StoreChangeMonitor``) or a poll
     /// interval passes, then checks `PRAGMA data_version`, which changes exactly when another connection
     /// commits. A burst of commits is debounced into one catch-up. A stop request is honored between
     /// batches, so the index always holds a whole batch and its token.
+    @discardableResult
     public func follow(timing: FollowTiming = FollowTiming(), shouldStop: () -> Bool,
-                       report: (Summary) -> Void, log: (String) -> Void = { _ in }) throws(ExportError) {
+                       report: (Summary) -> Void, log: (String) -> Void = { _ in }) throws(ExportError) -> FollowEnd {
         guard store.hasHistory else { throw .historyNotTracked(path: store.path) }
         let monitor = timing.useNotifications ? StoreChangeMonitor(storePath: store.path) : nil
         if timing.useNotifications && monitor == nil {
@@ -47,6 +57,12 @@ extension Exporter {
             } else {
                 usleep(UInt32(timing.pollInterval * 1_000_000))
             }
+            // This handle reads the file it opened: a store replaced or migrated needs a new one.
+            do {
+                if let reason = try store.staleness() { return .storeChanged(reason: reason) }
+            } catch {
+                throw .store(error)
+            }
             let current: Int64
             do { current = try store.dataVersion() } catch { throw .store(error) }
             guard current != version else { continue }
@@ -54,6 +70,7 @@ extension Exporter {
             version = current
             try catchUp(report: report, log: log, shouldStop: shouldStop)
         }
+        return .stopped
     }
 
     /// Catches up and reports what changed, if anything did.

@@ -51,6 +51,34 @@ struct IndexCommand: ParsableCommand {
     @Flag(help: "No summary line and no progress.")
     var quiet = false
 
+    static func resolve(_ configuration: IndexConfiguration?, for store: PersistentStore) throws -> ResolvedConfiguration {
+        do { return try ResolvedConfiguration(configuration, model: store.model) } catch { throw ExportError.configuration(error.description) }
+    }
+
+    /// Opens the store and the index and takes the index's writer lock.
+    func openExporter(configuration: IndexConfiguration?, indexPath: String) throws -> Exporter {
+        let opened = try PersistentStore(path: store, modelPath: model)
+        for note in opened.notes { printNote(note) }
+        let resolved = try Self.resolve(configuration, for: opened)
+        if follow && !opened.hasHistory { throw ExportError.historyNotTracked(path: store) }
+        let permissions = (try? FileManager.default.attributesOfItem(atPath: store)[.posixPermissions] as? Int) ?? 0o600
+        let searchIndex = try SearchIndex(path: indexPath, mode: .readWrite(permissions: permissions))
+        return try Exporter(store: opened, index: searchIndex, configuration: resolved, batchSize: batchSize)
+    }
+
+    /// Opens a replaced or migrated store again; a file still being copied into place gets a few seconds.
+    func reopen(configuration: IndexConfiguration?, indexPath: String, stop: StopRequest) throws -> Exporter? {
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            do {
+                return try openExporter(configuration: configuration, indexPath: indexPath)
+            } catch is CoreDataStoreError where Date() < deadline {
+                if stop.isRequested { return nil }
+                usleep(200_000)
+            }
+        }
+    }
+
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard !(progress && quiet) else { throw ValidationError("--progress and --quiet contradict each other: give one") }
@@ -58,44 +86,46 @@ struct IndexCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let opened = try PersistentStore(path: store, modelPath: model)
-            for note in opened.notes { printNote(note) }
             var configuration: IndexConfiguration?
             if let config {
                 guard let data = FileManager.default.contents(atPath: config) else { throw CoreDataStoreError.fileNotFound(path: config) }
                 do { configuration = try IndexConfiguration(json: data, path: config) } catch { throw ExportError.configuration(error.description) }
             }
-            let resolved: ResolvedConfiguration
-            do { resolved = try ResolvedConfiguration(configuration, model: opened.model) } catch { throw ExportError.configuration(error.description) }
             if printConfig {
-                print(resolved.effective.json)
+                print(try Self.resolve(configuration, for: try PersistentStore(path: store, modelPath: model)).effective.json)
                 return
             }
             let indexPath = index ?? IndexLocation.defaultIndex(forStore: store)
-            let permissions = (try? FileManager.default.attributesOfItem(atPath: store)[.posixPermissions] as? Int) ?? 0o600
-            let searchIndex = try SearchIndex(path: indexPath, mode: .readWrite(permissions: permissions))
-            let exporter = try Exporter(store: opened, index: searchIndex, configuration: resolved, batchSize: batchSize)
-            if follow && !opened.hasHistory { throw ExportError.historyNotTracked(path: store) }
+            var next: Exporter? = try openExporter(configuration: configuration, indexPath: indexPath)
             let display = progress || (!quiet && Terminal.isTerminal(STDERR_FILENO)) ? ProgressDisplay() : nil
             // SIGINT/SIGTERM finish the batch in hand, from the first page of a first export on.
             let stop = StopRequest.onTerminationSignals()
-            let summary = try exporter.catchUp(rebuild: rebuild, log: { display?.finish(); printNote($0) },
-                                               progress: display.map { display in { display.show($0) } }, shouldStop: { stop.isRequested })
-            display?.finish()
             let line = { (summary: Exporter.Summary) in
+                guard !quiet else { return }
                 print("indexed \(store): \(summary.inserted) inserted, \(summary.updated) updated, \(summary.deleted) deleted; token \(summary.token); "
                     + String(format: "%.2f s", summary.seconds) + " → \(indexPath)")
-            }
-            if !quiet { line(summary) }
-            fflush(nil)
-            if summary.stopped {
-                printNote("stopped by a signal after a whole batch (the index is consistent); run the same command to continue")
-                return
-            }
-            if follow {
-                // One summary line per catch-up, visible at once even when stdout is a file or a pipe
+                // One line per catch-up, visible at once even when stdout is a file or a pipe
                 // (fflush(nil) flushes every stream without touching the C `stdout` global).
-                try exporter.follow(shouldStop: { stop.isRequested }, report: { if !quiet { line($0); fflush(nil) } }, log: { printNote($0) })
+                fflush(nil)
+            }
+            var rebuild = self.rebuild
+            while let exporter = next.take() {
+                let summary = try exporter.catchUp(rebuild: rebuild, log: { display?.finish(); printNote($0) },
+                                                   progress: display.map { display in { display.show($0) } }, shouldStop: { stop.isRequested })
+                rebuild = false
+                display?.finish()
+                line(summary)
+                if summary.stopped {
+                    printNote("stopped by a signal after a whole batch (the index is consistent); run the same command to continue")
+                    return
+                }
+                guard follow else { return }
+                guard case .storeChanged(let reason) = try exporter.follow(shouldStop: { stop.isRequested }, report: line, log: { printNote($0) }) else {
+                    return
+                }
+                printNote("\(store) \(reason): opening it again")
+                exporter.close() // the new exporter takes the index's writer lock
+                next = try reopen(configuration: configuration, indexPath: indexPath, stop: stop)
             }
         } catch {
             throw fail(error)
