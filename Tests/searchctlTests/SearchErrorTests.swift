@@ -22,6 +22,12 @@ struct SearchErrorTests {
             (["search", "title"], 64, ["--index PATH, --store PATH"]),
             (["index", "--store", store, "--config", badConfig.path], 65, ["character 8", "Author has no property 'aliass'"]),
             (["index", "--store", store, "--config", "/nonexistent.json"], 66, ["no such file"]),
+            (["dump", "--index", "/nonexistent/x.searchindex"], 66, ["no index at"]),
+            (["status", "--index", garbage.path], 65, ["not a Searchlight index"]),
+            (["explain", "title", "--index", "/nonexistent/x.searchindex"], 66, ["no index at"]),
+            (["explain", "\"", "--store", store], 64, []),
+            (["dump", "--store", store, "--entity", "Nope"], 64, ["no items of entity 'Nope'", "Author, Book, Feedback, GraphicNovel, Page"]),
+            (["search", "title", "--store", store, "--entity", "Books"], 64, ["no items of entity 'Books'"]),
         ]
         for (arguments, status, fragments) in cases {
             let result = try CLI.run(arguments)

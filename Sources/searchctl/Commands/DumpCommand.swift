@@ -22,7 +22,10 @@ struct DumpCommand: ParsableCommand {
     func run() throws {
         do {
             var table = TextTable(headers: ["URI", "ENTITY", "NAME", "LATITUDE", "LONGITUDE"], shrinkable: [2])
-            try location.open().dump(entities: entities) { item in
+            let index = try location.open()
+            var count = 0
+            try index.dump(entities: entities) { item in
+                count += 1
                 switch format {
                 case .jsonl:
                     var members: [(String, JSONValue)] = [
@@ -38,6 +41,7 @@ struct DumpCommand: ParsableCommand {
                     table.rows.append([item.uri, item.entity, item.displayName, item.latitude.map { String($0) } ?? "", item.longitude.map { String($0) } ?? ""])
                 }
             }
+            if count == 0 { try index.checkEntities(entities) }
             if format == .table { print(table.renderForStandardOutput()) }
         } catch {
             throw fail(error)

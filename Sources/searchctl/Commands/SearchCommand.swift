@@ -26,7 +26,8 @@ struct SearchCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let results = try options.location.open().search(try options.request())
+            let index = try options.location.open()
+            let results = try index.search(try options.request())
             switch format {
             case .uris: results.hits.forEach { print($0.uri) }
             case .jsonl: results.hits.forEach { print($0.json.compact) }
@@ -41,7 +42,10 @@ struct SearchCommand: ParsableCommand {
                 }
                 print(table.renderForStandardOutput())
             }
-            if results.hits.isEmpty { throw ExitCode(ExitStatus.notFound.rawValue) }
+            if results.hits.isEmpty {
+                try index.checkEntities(options.entities)
+                throw ExitCode(ExitStatus.notFound.rawValue)
+            }
         } catch {
             throw fail(error)
         }
