@@ -26,6 +26,7 @@ public final class PersistentStore: Sendable {
     /// replaced at the same path or migrated in place.
     let fileIdentity: FileIdentity?
     let schemaVersion: Int
+    let schemaSQL: String
     let entityNameByNumber: [Int: String]
     let tableReaders: [String: TableReader]
     let catalog: StoreCatalog
@@ -51,8 +52,8 @@ public final class PersistentStore: Sendable {
         }
         fileIdentity = FileIdentity(path: path)
         do {
-            (catalog, schemaVersion) = try database.read { db in
-                (try StoreCatalog.read(db, path: path), try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0)
+            (catalog, schemaVersion, schemaSQL) = try database.read { db in
+                (try StoreCatalog.read(db, path: path), try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0, try Self.schemaSQL(db))
             }
         } catch {
             throw Self.storeError(error, path: path)
@@ -119,13 +120,20 @@ public final class PersistentStore: Sendable {
         let current = FileIdentity(path: path)
         if current == nil { return nil } // gone for now (being replaced): keep the open file until a new one appears
         if current != fileIdentity { return "was replaced by another file" }
-        let version: Int
         do {
-            version = try database.inDatabase { db in try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0 }
+            return try database.read { db in
+                // The cookie moves on any DDL, even a table created and dropped at once (GRDB does that
+                // to make a WAL file exist): only a different schema is a change.
+                guard try Int.fetchOne(db, sql: "PRAGMA schema_version") != schemaVersion else { return nil }
+                return try Self.schemaSQL(db) != schemaSQL ? "changed its tables (a migration)" : nil
+            }
         } catch {
             throw Self.storeError(error, path: path)
         }
-        return version != schemaVersion ? "changed its tables (a migration)" : nil
+    }
+
+    private static func schemaSQL(_ db: Database) throws -> String {
+        try String.fetchAll(db, sql: "SELECT coalesce(sql, '') FROM sqlite_master ORDER BY type, name").joined(separator: ";\n")
     }
 
     /// The concrete entity name for an entity number, if the model has it.
