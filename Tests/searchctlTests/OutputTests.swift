@@ -65,6 +65,28 @@ struct OutputTests {
         #expect(distances == distances.sorted())
     }
 
+    @Test("index: one summary line on stdout; --print-config is the configuration format with defaults filled in")
+    func indexOutput() throws {
+        let store = try Self.indexedStore()
+        let config = CLI.projectRoot.appendingPathComponent("Corpus/places-config.json").path
+        let again = try CLI.run(["index", "--store", store, "--config", config])
+        let pattern = #"^indexed \S+: \d+ inserted, \d+ updated, \d+ deleted; token \d+; \d+\.\d\d s → \S+\.searchindex$"#
+        #expect(again.status == 0 && again.lines.count == 1 && again.lines[0].range(of: pattern, options: .regularExpression) != nil, "\(again.stdout)")
+        #expect(again.lines[0].contains(": 0 inserted, 0 updated, 0 deleted; token 1; "))
+        #expect(try CLI.run(["index", "--store", store, "--config", config, "--quiet"]).stdout.isEmpty)
+        let printed = try CLI.run(["index", "--store", store, "--print-config"])
+        let entities = try #require((try CLI.json(printed.stdout) as? [String: Any])?["entities"] as? [String: Any])
+        let place = try #require(entities["Place"] as? [String: Any])
+        // Zero configuration on the Corpus model: the name shown, the other Spotlight-marked properties (the
+        // relationship contributes the country's display name), the coordinates.
+        #expect(place["displayName"] as? String == "name" && place["latitude"] as? String == "latitude" && place["longitude"] as? String == "longitude")
+        #expect(Set(place["text"] as? [String] ?? []) == ["asciiName", "alternateNames", "country"])
+        // What --print-config prints, --config reads back, to the same effective configuration.
+        let copy = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("printed.json")
+        try Data(printed.stdout.utf8).write(to: copy)
+        #expect(try CLI.run(["index", "--store", store, "--config", copy.path, "--print-config"]).stdout == printed.stdout)
+    }
+
     @Test("tables fit the terminal's width: names and snippets are cut with …, URIs never")
     func tableWidth() throws {
         let store = try Self.indexedStore()
