@@ -16,7 +16,8 @@ struct Searchctl: ParsableCommand {
             Examples:
               searchctl index --store Places.sqlite --config places.json
               searchctl search 横浜 --store Places.sqlite
-              searchctl search tokyo --store Places.sqlite --limit 1 | searchctl resolve --store Places.sqlite -
+              searchctl search tokyo --store Places.sqlite --limit 1 |
+                searchctl resolve --store Places.sqlite -
             """,
         subcommands: [IndexCommand.self, SearchCommand.self, ExplainCommand.self, DumpCommand.self, StatusCommand.self,
                       ModelCommand.self, HistoryCommand.self, ResolveCommand.self])

@@ -156,6 +156,11 @@ struct OutputTests {
         for command in ["index", "search", "explain", "dump", "status", "model", "history", "resolve"] {
             let help = try CLI.run([command, "--help"])
             #expect(help.status == 0 && help.stdout.contains("USAGE: searchctl \(command)") && help.stdout.contains("searchctl \(command) "), "\(command)")
+            // Examples are whole lines a reader can copy: none wrapped by the help formatter.
+            let examples = help.stdout.components(separatedBy: "Example").dropFirst().first?.components(separatedBy: "USAGE:").first ?? ""
+            for line in examples.split(separator: "\n").dropFirst() where !line.isEmpty {
+                #expect(line.hasPrefix("  searchctl ") || line.hasPrefix("    "), "\(command): \(line)")
+            }
         }
         for shell in ["bash", "zsh", "fish"] {
             let script = try CLI.run(["--generate-completion-script", shell])

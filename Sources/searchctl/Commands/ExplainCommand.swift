@@ -12,8 +12,8 @@ struct ExplainCommand: ParsableCommand {
             one chosen for this index's statistics.
 
             Examples:
-              searchctl explain '"new york" OR boston' --store Places.sqlite
-              searchctl explain museum --near 47.37,8.54 --radius 30km --store Places.sqlite --format json
+              searchctl explain park --near 40.71,-74.0 --radius 50km --store Places.sqlite
+              searchctl explain '"new york"' --store Places.sqlite --format json
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }

@@ -17,9 +17,12 @@ struct ResolveCommand: ParsableCommand {
             recorded store is gone.
 
             Examples:
-              searchctl resolve --store Places.sqlite x-coredata://C9CB0B35-ED6A-4042-BE5C-1B911AC00B2A/Book/p1
-              searchctl search tokyo --store Places.sqlite | searchctl resolve --store Places.sqlite -
-              searchctl search tokyo --index all.searchindex | searchctl resolve --index all.searchindex -
+              searchctl resolve --store App.sqlite \\
+                x-coredata://C9CB0B35-ED6A-4042-BE5C-1B911AC00B2A/Book/p1
+              searchctl search tokyo --store Places.sqlite |
+                searchctl resolve --store Places.sqlite -
+              searchctl search tokyo --index all.searchindex |
+                searchctl resolve --index all.searchindex -
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {

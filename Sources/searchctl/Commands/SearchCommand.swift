@@ -14,7 +14,8 @@ struct SearchCommand: ParsableCommand {
 
             Examples:
               searchctl search 横浜 --store Places.sqlite
-              searchctl search --near 47.37,8.54 --radius 30km --store Places.sqlite --format table
+              searchctl search --near 47.37,8.54 --radius 30km --store Places.sqlite
+              searchctl search zurich --snippets --format table --store Places.sqlite
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case uris, table, json, jsonl }
