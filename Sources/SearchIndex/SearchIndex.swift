@@ -72,7 +72,9 @@ public final class SearchIndex: Sendable {
              try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")))
         }
         if version > schemaVersion { throw SearchIndexError.newerSchema(path: path, version: version) }
-        let empty = tables.isEmpty
+        // GRDB's migrator commits its bookkeeping table before the first migration: a creation killed in
+        // between leaves only that table, which is an index not yet built, not a foreign file.
+        let empty = version == 0 && tables.subtracting(["grdb_migrations"]).isEmpty
         if !empty && !tables.contains("items") {
             throw SearchIndexError.notAnIndex(path: path, detail: "it has no items table")
         }

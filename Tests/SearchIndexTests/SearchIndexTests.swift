@@ -119,6 +119,25 @@ struct BatchTests {
         #expect(try index.checkpoints().map(\.storeUUID) == ["STORE-B"])
     }
 
+    @Test("an index whose creation was killed before its schema committed is built on the next open, not refused")
+    func interruptedCreation() throws {
+        let path = directory.appendingPathComponent("interrupted.searchindex").path
+        // What a kill between GRDB's bookkeeping commit and the first migration leaves.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)") }
+        try queue.close()
+        #expect(throws: SearchIndexError.self) { try SearchIndex(path: path, mode: .readOnly) }
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Porto")], checkpoint: IndexFixtures.checkpoint(1)))
+        #expect(try index.count(SearchRequest(query: "porto")) == 1)
+        // A file with other tables is still not an index.
+        let foreign = directory.appendingPathComponent("foreign.searchindex").path
+        let other = try DatabaseQueue(path: foreign)
+        try other.write { db in try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY)") }
+        try other.close()
+        #expect(throws: SearchIndexError.self) { try SearchIndex(path: foreign, mode: .readWrite(permissions: nil)) }
+    }
+
     @Test("removing a store: in bounded batches beside another store, all at once when it is the only one")
     func removeStore() throws {
         let index = try SearchIndex(path: directory.appendingPathComponent("r.searchindex").path, mode: .readWrite(permissions: nil))
