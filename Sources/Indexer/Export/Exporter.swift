@@ -67,11 +67,12 @@ public final class Exporter {
         do {
             let uuid = store.metadata.storeUUID
             // A store replaced at the same path: its old items go.
-            for old in try index.checkpoints() where old.storePath == storePath && old.storeUUID != uuid {
+            let checkpoints = try index.checkpoints()
+            for old in checkpoints where old.storePath == storePath && old.storeUUID != uuid {
                 log("store \(storePath) was replaced (UUID \(old.storeUUID) → \(uuid)): removing \(try index.removeStore(uuid: old.storeUUID)) items of the old store")
                 summary.rebuildReason = "the store was replaced"
             }
-            var existing = try index.checkpoint(storeUUID: uuid)
+            var existing = checkpoints.first { $0.storeUUID == uuid }
             var reason: String? = rebuild ? "--rebuild was given" : nil
             if existing?.exportState == StoreCheckpoint.removalInProgress {
                 reason = "an interrupted rebuild had removed only part of the old items"
@@ -174,49 +175,59 @@ public final class Exporter {
 
     /// Replays history after the checkpoint's token in batches, each committed with its token.
     private func followHistory(summary: inout Summary, shouldStop: () -> Bool) throws {
+        // Read once: every batch below commits the token it reached, so the next one starts there.
+        guard var token = try index.checkpoint(storeUUID: store.metadata.storeUUID)?.token else { return }
         while true {
             if shouldStop() {
                 summary.stopped = true
                 return
             }
-            guard let token = try index.checkpoint(storeUUID: store.metadata.storeUUID)?.token else { return }
-            let batch: (items: [IndexedItem], deletes: [String], token: Int64)? = try store.read { snapshot throws in
-                let transactions = try snapshot.transactions(after: token, limit: 100, changeLimit: batchSize)
-                guard let last = transactions.last else { return nil }
-                // Coalesce per object: anything followed by a delete is a delete; the rest is an upsert of
-                // the current row (so ZCOLUMNS never decides anything).
-                var deleted: Set<ManagedObjectID> = [], changed: Set<ManagedObjectID> = []
-                for change in transactions.flatMap(\.changes) {
-                    if change.type == .delete { deleted.insert(change.objectID) } else { changed.insert(change.objectID) }
-                }
-                changed.subtract(deleted)
-                // Objects whose items show a changed object through a relationship are re-indexed too.
-                var affected = changed
-                for (entity, ids) in Dictionary(grouping: changed, by: \.entityName) {
-                    for dependency in configuration.model.ancestors(of: entity).reversed().flatMap({ dependencies[$0] ?? [] }) + (dependencies[entity] ?? []) {
-                        var current = Array(ids)
-                        for inverse in dependency.inverses where !current.isEmpty {
-                            let objects = try snapshot.objects(current, relationships: .toOneAnd([inverse]))
-                            current = objects.values.flatMap { $0.toOne[inverse].map { [$0] } ?? $0.toMany[inverse] ?? [] }
-                        }
-                        affected.formUnion(current.filter { configuration.model.isKind($0.entityName, of: dependency.indexed) })
-                    }
-                }
-                var objects: [ManagedObjectSnapshot] = []
-                for (entity, ids) in Dictionary(grouping: affected, by: \.entityName) where configuration.plans[entity] != nil {
-                    objects += try snapshot.objects(ids, relationships: builder.selection(for: entity)).values
-                }
-                let found = Set(objects.map(\.objectID))
-                // Changed in history but gone now (deleted by a later transaction): remove.
-                let gone = changed.filter { !found.contains($0) && configuration.plans[$0.entityName] != nil }
-                let deletes = (deleted.union(gone)).filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation)
-                return (try builder.items(for: objects, in: snapshot), deletes.sorted(), last.number)
-            }
-            guard let batch else { return }
+            guard let batch = try store.read({ snapshot throws in try historyBatch(after: token, in: snapshot) }) else { return }
             let result = try index.apply(IndexBatch(upserts: batch.items, deletes: batch.deletes, checkpoint: checkpoint(token: batch.token, exportState: nil)))
             summary.inserted += result.inserted
             summary.updated += result.updated
             summary.deleted += result.deleted
+            token = batch.token
         }
+    }
+
+    /// The next history batch after `token`, coalesced per object, as items to upsert and URIs to delete;
+    /// nil when history holds nothing newer.
+    private func historyBatch(after token: Int64, in snapshot: StoreSnapshot) throws -> (items: [IndexedItem], deletes: [String], token: Int64)? {
+        let transactions = try snapshot.transactions(after: token, limit: 100, changeLimit: batchSize)
+        guard let last = transactions.last else { return nil }
+        // Anything followed by a delete is a delete; the rest is an upsert of the current row (so ZCOLUMNS
+        // never decides anything).
+        var deleted: Set<ManagedObjectID> = [], changed: Set<ManagedObjectID> = []
+        for change in transactions.flatMap(\.changes) {
+            if change.type == .delete { deleted.insert(change.objectID) } else { changed.insert(change.objectID) }
+        }
+        changed.subtract(deleted)
+        let affected = changed.union(try dependents(of: changed, in: snapshot))
+        var objects: [ManagedObjectSnapshot] = []
+        for (entity, ids) in Dictionary(grouping: affected, by: \.entityName) where configuration.plans[entity] != nil {
+            objects += try snapshot.objects(ids, relationships: builder.selection(for: entity)).values
+        }
+        let found = Set(objects.map(\.objectID))
+        // Changed in history but gone now (deleted by a later transaction): remove.
+        let gone = changed.filter { !found.contains($0) }
+        let deletes = deleted.union(gone).filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation)
+        return (try builder.items(for: objects, in: snapshot), deletes.sorted(), last.number)
+    }
+
+    /// Indexed objects whose items show one of `changed` through a relationship (found through the inverses).
+    private func dependents(of changed: Set<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
+        var result: Set<ManagedObjectID> = []
+        for (entity, ids) in Dictionary(grouping: changed, by: \.entityName) {
+            for dependency in configuration.model.ancestors(of: entity).reversed().flatMap({ dependencies[$0] ?? [] }) + (dependencies[entity] ?? []) {
+                var current = Array(ids)
+                for inverse in dependency.inverses where !current.isEmpty {
+                    let objects = try snapshot.objects(current, relationships: .toOneAnd([inverse]))
+                    current = objects.values.flatMap { $0.toOne[inverse].map { [$0] } ?? $0.toMany[inverse] ?? [] }
+                }
+                result.formUnion(current.filter { configuration.model.isKind($0.entityName, of: dependency.indexed) })
+            }
+        }
+        return result
     }
 }
