@@ -22,11 +22,8 @@ public final class PersistentStore: Sendable {
     public let notes: [String]
 
     let database: DatabaseQueue
-    /// The file's identity and schema cookie when opened: a follower compares them to notice a store
-    /// replaced at the same path or migrated in place.
+    /// The file's identity when opened: a follower compares it to notice a store replaced at its path.
     let fileIdentity: FileIdentity?
-    let schemaVersion: Int
-    let schemaSQL: String
     let entityNameByNumber: [Int: String]
     let tableReaders: [String: TableReader]
     let catalog: StoreCatalog
@@ -52,9 +49,7 @@ public final class PersistentStore: Sendable {
         }
         fileIdentity = FileIdentity(path: path)
         do {
-            (catalog, schemaVersion, schemaSQL) = try database.read { db in
-                (try StoreCatalog.read(db, path: path), try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0, try Self.schemaSQL(db))
-            }
+            catalog = try database.read { db in try StoreCatalog.read(db, path: path) }
         } catch {
             throw Self.storeError(error, path: path)
         }
@@ -121,19 +116,12 @@ public final class PersistentStore: Sendable {
         if current == nil { return nil } // gone for now (being replaced): keep the open file until a new one appears
         if current != fileIdentity { return "was replaced by another file" }
         do {
-            return try database.read { db in
-                // The cookie moves on any DDL, even a table created and dropped at once (GRDB does that
-                // to make a WAL file exist): only a different schema is a change.
-                guard try Int.fetchOne(db, sql: "PRAGMA schema_version") != schemaVersion else { return nil }
-                return try Self.schemaSQL(db) != schemaSQL ? "changed its tables (a migration)" : nil
-            }
+            // GRDB, for one, creates and drops a table to make a WAL file exist: only other SQL is a change.
+            let schema = try database.read { db in try StoreCatalog.Schema.read(db, unlessVersion: catalog.schema) }
+            return schema.sql != catalog.schema.sql ? "changed its tables (a migration)" : nil
         } catch {
             throw Self.storeError(error, path: path)
         }
-    }
-
-    private static func schemaSQL(_ db: Database) throws -> String {
-        try String.fetchAll(db, sql: "SELECT coalesce(sql, '') FROM sqlite_master ORDER BY type, name").joined(separator: ";\n")
     }
 
     /// The concrete entity name for an entity number, if the model has it.

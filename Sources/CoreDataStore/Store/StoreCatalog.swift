@@ -22,6 +22,23 @@ struct StoreCatalog: Sendable {
     var storeUUID: String
     var metadataPlist: Data?
     var modelCache: Data?
+    /// SQLite's schema cookie and the schema's SQL when read: a later difference means the file now
+    /// holds other tables (a migration in place).
+    var schema: Schema
+
+    struct Schema: Sendable, Equatable {
+        var version: Int
+        var sql: String
+
+        /// The schema as it is now. The cookie is compared first (a header read); the SQL only when the
+        /// cookie moved, since it moves on any DDL, even a table created and dropped at once.
+        static func read(_ db: Database, unlessVersion known: Schema? = nil) throws -> Schema {
+            let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+            if let known, known.version == version { return known }
+            let sql = try String.fetchAll(db, sql: "SELECT coalesce(sql, '') FROM sqlite_master ORDER BY type, name").joined(separator: ";\n")
+            return Schema(version: version, sql: sql)
+        }
+    }
 
     /// History entity numbers are fixed: 16001 CHANGE, 16002 TRANSACTION, 16003 TRANSACTIONSTRING.
     static let historyEntityNumbers = 16001...16003
@@ -57,7 +74,7 @@ struct StoreCatalog: Sendable {
         let modelCache: Data? = tables["Z_MODELCACHE"] == nil
             ? nil : try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
         return StoreCatalog(primaryKeys: primaryKeys, tables: tables, indexes: indexes, storeUUID: uuid,
-                            metadataPlist: metadata[1], modelCache: modelCache)
+                            metadataPlist: metadata[1], modelCache: modelCache, schema: try Schema.read(db))
     }
 
     /// Matches model entities to `Z_PRIMARYKEY` rows: by name, then by renaming identifier (a renamed
