@@ -11,7 +11,13 @@ struct SearchErrorTests {
         try Data(repeating: 0x41, count: 8192).write(to: garbage)
         let badConfig = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("bad.json")
         try Data(#"{"entities": {"Book": {"text": ["author.aliass"]}}}"#.utf8).write(to: badConfig)
+        // An index that holds nothing: every entity left out.
+        let empty = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("empty.searchindex").path
+        let nothing = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("nothing.json")
+        try Data(#"{"entities": {"Book": false, "GraphicNovel": false, "Feedback": false, "Page": false, "Author": false}}"#.utf8).write(to: nothing)
+        #expect(try CLI.run(["index", "--store", store, "--index", empty, "--config", nothing.path, "--quiet"]).status == 0)
         let cases: [([String], Int32, [String])] = [
+            (["search", "title", "--index", empty, "--entity", "Book"], 64, ["holds no items yet", "searchctl index --store"]),
             (["search", "title", "--index", "/nonexistent/x.searchindex"], 66, ["no index at", "searchctl index --store"]),
             (["search", "title", "--index", garbage.path], 65, ["not a Searchlight index", "move the file aside"]),
             (["search", "zzzqqqnothing", "--store", store], 1, []),

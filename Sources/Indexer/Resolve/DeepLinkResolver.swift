@@ -97,7 +97,8 @@ public final class DeepLinkResolver {
                 results[entry.position] = found[entry.id].map(Resolution.found) ?? .missing(uri: uris[entry.position], storePath: store.path)
             }
         }
-        return results.enumerated().map { $1 ?? .missing(uri: uris[$0], storePath: "") }
+        // Every position was set above: by a failure, or by its store's bulk read.
+        return results.compactMap { $0 }
     }
 
     /// The store a URI's UUID names.

@@ -46,6 +46,11 @@ public struct IndexStatistics: Sendable, Hashable {
 }
 
 extension SearchIndex {
+    /// The entities the index holds items of, sorted.
+    public func entityNames() throws(SearchIndexError) -> [String] {
+        try read { db in try String.fetchAll(db, sql: "SELECT DISTINCT entity FROM items ORDER BY entity") }
+    }
+
     /// Counts, size, schema version and checkpoints.
     public func statistics() throws(SearchIndexError) -> IndexStatistics {
         // One snapshot: counts and checkpoints always describe the same committed state.

@@ -29,28 +29,3 @@ struct IndexLocation: ParsableArguments {
         try SearchIndex(path: path(), mode: .readOnly)
     }
 }
-
-extension SearchIndexError {
-    var exitStatus: ExitStatus {
-        switch self {
-        case .indexNotFound: .noInput
-        case .invalidQuery, .invalidLocation: .usage
-        case .busy: .temporaryFailure
-        case .database: .software
-        default: .dataError
-        }
-    }
-}
-
-extension SearchIndex {
-    /// After an empty answer: an `--entity` the index holds no items of is a mistake worth naming
-    /// (checked only then, so a normal search never pays for the count).
-    func checkEntities(_ entities: [String]) throws {
-        guard !entities.isEmpty else { return }
-        let known = try statistics().itemsPerEntity.keys.sorted()
-        let unknown = entities.filter { !known.contains($0) }
-        guard unknown.isEmpty else {
-            throw ValidationError("the index holds no items of entity \(unknown.map { "'\($0)'" }.joined(separator: ", ")); it holds \(known.joined(separator: ", "))")
-        }
-    }
-}

@@ -39,6 +39,19 @@ extension CoreDataStoreError {
     }
 }
 
+extension SearchIndexError {
+    /// The exit status for this error.
+    var exitStatus: ExitStatus {
+        switch self {
+        case .indexNotFound: .noInput
+        case .invalidQuery, .invalidLocation: .usage
+        case .busy: .temporaryFailure
+        case .database: .software
+        default: .dataError
+        }
+    }
+}
+
 /// Reports an error the way every command does and turns it into the process's exit code.
 func fail(_ error: any Error) -> ExitCode {
     if let error = error as? CoreDataStoreError {

@@ -1,0 +1,17 @@
+import ArgumentParser
+import SearchIndex
+
+extension SearchIndex {
+    /// After an empty answer: an `--entity` the index holds no items of is a mistake worth naming
+    /// (checked only then, so a normal search never pays for the scan).
+    func checkEntities(_ entities: [String]) throws {
+        guard !entities.isEmpty else { return }
+        let known = try entityNames()
+        let unknown = entities.filter { !known.contains($0) }
+        guard !unknown.isEmpty else { return }
+        let names = unknown.map { "'\($0)'" }.joined(separator: ", ")
+        throw ValidationError(known.isEmpty
+            ? "the index holds no items yet (entity \(names)); build it with: searchctl index --store <store.sqlite>"
+            : "the index holds no items of entity \(names); it holds \(known.joined(separator: ", "))")
+    }
+}
