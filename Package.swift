@@ -49,11 +49,13 @@ let package = Package(
         .target(
             name: "Indexer",
             dependencies: ["CoreDataStore", "SearchIndex"]),
+        // Reproducible randomness for the tools and tests: SplitMix64 and jittered copies of a data set.
+        .target(name: "SeededRandom"),
         // Acts like an app: builds a store from the Corpus and edits it at a rate.
         .executableTarget(
             name: "appsim",
             dependencies: [
-                "CoreDataStore", "CZlib",
+                "CoreDataStore", "CZlib", "SeededRandom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // Test helper: writes batches until a test kills it (crash-atomicity tests).
@@ -71,22 +73,20 @@ let package = Package(
             dependencies: [
                 "CoreDataStore",
                 "SearchIndex",
+                "SeededRandom",
                 // The baseline talks to SQLite's C API directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        .target(
-            name: "TestSupport",
-            path: "Tests/TestSupport"),
         .testTarget(
             name: "CoreDataStoreTests",
-            dependencies: ["CoreDataStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["CoreDataStore", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "SearchIndexTests",
-            dependencies: ["SearchIndex", "index-crash-helper", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["SearchIndex", "index-crash-helper", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "IndexerTests",
-            dependencies: ["Indexer", "CoreDataStore", "SearchIndex", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["Indexer", "CoreDataStore", "SearchIndex", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "AppSimTests",
             dependencies: ["CoreDataStore", "CZlib", "appsim", .product(name: "GRDB", package: "GRDB.swift")]),

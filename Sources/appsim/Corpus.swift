@@ -1,6 +1,7 @@
 import CoreDataStore
 import CZlib
 import Foundation
+import SeededRandom
 
 /// The Places Corpus on disk: the model and the TSV files (see Corpus/README.md).
 struct Corpus {
@@ -54,16 +55,7 @@ struct Corpus {
         }
         if size == .million {
             // Three jittered copies beside the originals: 939,632 places.
-            var generator = SplitMix64(state: 1)
-            let originals = places
-            for _ in 0..<3 {
-                for place in originals {
-                    var copy = place
-                    copy.latitude = min(90, max(-90, place.latitude + Double.random(in: -0.05...0.05, using: &generator)))
-                    copy.longitude = min(180, max(-180, place.longitude + Double.random(in: -0.05...0.05, using: &generator)))
-                    places.append(copy)
-                }
-            }
+            places = Replication.jittered(places, copies: 3, seed: 1, latitude: \.latitude, longitude: \.longitude)
         }
         return places
     }
@@ -106,18 +98,6 @@ enum AppSimError: Error, CustomStringConvertible {
         switch self {
         case .missingData(let message): message
         }
-    }
-}
-
-/// SplitMix64: reproducible runs from a seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

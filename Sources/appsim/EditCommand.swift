@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreDataStore
 import Foundation
+import SeededRandom
 
 /// `appsim edit`: random saves at a steady rate, like a busy app.
 struct EditCommand: ParsableCommand {
@@ -47,7 +48,7 @@ struct EditCommand: ParsableCommand {
                 .map { ($0.objectID, $0.attributes["name"]?.stringValue ?? "Place", $0.attributes["latitude"]?.doubleValue ?? 0, $0.attributes["longitude"]?.doubleValue ?? 0) }
             let countries = try reader.read { try $0.objects(ofEntity: "Country", limit: Int.max, relationships: .toOneOnly) }.map(\.objectID)
             guard !countries.isEmpty else { throw AppSimError.missingData("\(store) has no countries; build it with appsim corpus") }
-            var generator = SplitMix64(state: seed)
+            var generator = SeededGenerator(state: seed)
             let logHandle: FileHandle? = try log.map { path in
                 _ = FileManager.default.createFile(atPath: path, contents: nil)
                 guard let handle = FileHandle(forWritingAtPath: path) else { throw AppSimError.missingData("cannot write \(path)") }

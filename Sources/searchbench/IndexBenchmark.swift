@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SeededRandom
 import GRDBSQLite
 import SearchIndex
 
@@ -111,7 +112,7 @@ struct Workload {
     var boxes: [BoundingBox] = [], centers: [Coordinate] = []
 
     init(places: [GeoNamesPlace], count: Int) {
-        var generator = SplitMix64(state: 2026)
+        var generator = SeededGenerator(state: 2026)
         func asciiWords(_ name: String) -> [String] {
             name.split(separator: " ").map(String.init).filter { $0.count >= 3 && $0.allSatisfy { $0.isASCII && $0.isLetter } }
         }

@@ -23,18 +23,6 @@ func machineDescription() -> String {
     return "\(cpu), \(cores) cores, \(String(format: "%.0f", memory)) GiB"
 }
 
-/// A deterministic generator (SplitMix64) so every run measures the same data.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// `1234567` → `1,234,567`.
 func grouped(_ value: Double) -> String {
     let digits = String(Int(value.rounded()))

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CoreDataStore
 import Foundation
+import SeededRandom
 import GRDBSQLite
 
 /// Reading objects by primary key in batches: the exporter's fetch step.
@@ -42,7 +43,7 @@ struct StoreReadBenchmark: ParsableCommand {
 
         // Build the store with the writer, in saves of 5,000 objects with history.
         let writer = try StoreWriter.create(at: path, model: model)
-        var generator = SplitMix64(state: 7)
+        var generator = SeededGenerator(state: 7)
         var countries: [ManagedObjectID] = []
         let writeSeconds = try Clock.seconds {
             var save = SaveRequest(bundleID: "org.searchlight.searchbench", processID: "searchbench")

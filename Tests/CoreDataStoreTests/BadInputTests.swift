@@ -2,7 +2,7 @@
 import Foundation
 import GRDB
 import Testing
-import TestSupport
+import SeededRandom
 
 @Suite("Bad input gets a clear error")
 struct BadInputTests {

@@ -2,7 +2,7 @@
 import Foundation
 
 import Testing
-import TestSupport
+import SeededRandom
 
 @Suite("Binary property lists and keyed archives")
 struct PropertyListTests {

@@ -2,7 +2,7 @@
 import Foundation
 import GRDB
 import Testing
-import TestSupport
+import SeededRandom
 
 @Suite("Writer: saves, history, delete rules")
 struct StoreWriterTests {

@@ -1,7 +1,7 @@
 import Foundation
 @testable import SearchIndex
 import Testing
-import TestSupport
+import SeededRandom
 
 @Suite("Words and places together")
 struct CombinedSearchTests {

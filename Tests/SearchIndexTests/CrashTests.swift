@@ -1,7 +1,7 @@
 import Foundation
 @testable import SearchIndex
 import Testing
-import TestSupport
+import SeededRandom
 
 @Suite("Crash atomicity, for real")
 struct CrashTests {

@@ -1,4 +1,4 @@
-/// A deterministic random generator (SplitMix64), so randomized tests replay exactly.
+/// A deterministic random generator (SplitMix64): randomized tests, benchmarks and appsim replay exactly.
 public struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64
 
