@@ -155,6 +155,29 @@ struct FollowModeTests {
         exporter.close()
     }
 
+    @Test("Exporter.open gives the index the store's permissions; reopen waits for a store to appear, then gives up")
+    func openAndReopen() throws {
+        let path = directory.appendingPathComponent("Atlas.sqlite").path
+        _ = try places(at: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+        let source = Exporter.Source(storePath: path, indexPath: path + ".searchindex", requiresHistory: true)
+        let exporter = try Exporter.open(source)
+        #expect(try exporter.catchUp().inserted == 20)
+        let mode = try FileManager.default.attributesOfItem(atPath: source.indexPath)[.posixPermissions] as? Int
+        #expect(mode == 0o640)
+        exporter.close()
+        // Gone for good: after its patience, reopen reports the missing store.
+        var moved = source
+        moved.storePath = directory.appendingPathComponent("Gone.sqlite").path
+        let started = Date()
+        #expect(throws: ExportError.self) { try Exporter.reopen(moved, patience: 0.3, shouldStop: { false }) }
+        #expect(Date().timeIntervalSince(started) >= 0.3)
+        // A stop request ends the wait without an error.
+        #expect(try Exporter.reopen(moved, patience: 5, shouldStop: { true }) == nil)
+        // Back in place: the next reopen takes the lock the closed exporter gave up.
+        #expect(try Exporter.reopen(source, shouldStop: { false }) != nil)
+    }
+
     @Test("a burst of saves is debounced into few catch-ups and indexed exactly")
     func debounced() throws {
         let path = directory.appendingPathComponent("Atlas.sqlite").path

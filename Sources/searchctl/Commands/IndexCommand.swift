@@ -2,7 +2,6 @@ import ArgumentParser
 import CoreDataStore
 import Foundation
 import Indexer
-import SearchIndex
 
 /// `searchctl index`: brings the index up to date with the store.
 struct IndexCommand: ParsableCommand {
@@ -51,34 +50,6 @@ struct IndexCommand: ParsableCommand {
     @Flag(help: "No summary line and no progress.")
     var quiet = false
 
-    static func resolve(_ configuration: IndexConfiguration?, for store: PersistentStore) throws -> ResolvedConfiguration {
-        do { return try ResolvedConfiguration(configuration, model: store.model) } catch { throw ExportError.configuration(error.description) }
-    }
-
-    /// Opens the store and the index and takes the index's writer lock.
-    func openExporter(configuration: IndexConfiguration?, indexPath: String) throws -> Exporter {
-        let opened = try PersistentStore(path: store, modelPath: model)
-        for note in opened.notes { printNote(note) }
-        let resolved = try Self.resolve(configuration, for: opened)
-        if follow && !opened.hasHistory { throw ExportError.historyNotTracked(path: store) }
-        let permissions = (try? FileManager.default.attributesOfItem(atPath: store)[.posixPermissions] as? Int) ?? 0o600
-        let searchIndex = try SearchIndex(path: indexPath, mode: .readWrite(permissions: permissions))
-        return try Exporter(store: opened, index: searchIndex, configuration: resolved, batchSize: batchSize)
-    }
-
-    /// Opens a replaced or migrated store again; a file still being copied into place gets a few seconds.
-    func reopen(configuration: IndexConfiguration?, indexPath: String, stop: StopRequest) throws -> Exporter? {
-        let deadline = Date().addingTimeInterval(10)
-        while true {
-            do {
-                return try openExporter(configuration: configuration, indexPath: indexPath)
-            } catch is CoreDataStoreError where Date() < deadline {
-                if stop.isRequested { return nil }
-                usleep(200_000)
-            }
-        }
-    }
-
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard !(progress && quiet) else { throw ValidationError("--progress and --quiet contradict each other: give one") }
@@ -92,11 +63,14 @@ struct IndexCommand: ParsableCommand {
                 do { configuration = try IndexConfiguration(json: data, path: config) } catch { throw ExportError.configuration(error.description) }
             }
             if printConfig {
-                print(try Self.resolve(configuration, for: try PersistentStore(path: store, modelPath: model)).effective.json)
+                let opened = try PersistentStore(path: store, modelPath: model)
+                do { print(try ResolvedConfiguration(configuration, model: opened.model).effective.json) } catch { throw ExportError.configuration(error.description) }
                 return
             }
             let indexPath = index ?? IndexLocation.defaultIndex(forStore: store)
-            var next: Exporter? = try openExporter(configuration: configuration, indexPath: indexPath)
+            let source = Exporter.Source(storePath: store, modelPath: model, configuration: configuration, indexPath: indexPath,
+                                         batchSize: batchSize, requiresHistory: follow)
+            var next: Exporter? = try Exporter.open(source, note: printNote)
             let display = progress || (!quiet && Terminal.isTerminal(STDERR_FILENO)) ? ProgressDisplay() : nil
             // SIGINT/SIGTERM finish the batch in hand, from the first page of a first export on.
             let stop = StopRequest.onTerminationSignals()
@@ -125,7 +99,7 @@ struct IndexCommand: ParsableCommand {
                 }
                 printNote("\(store) \(reason): opening it again")
                 exporter.close() // the new exporter takes the index's writer lock
-                next = try reopen(configuration: configuration, indexPath: indexPath, stop: stop)
+                next = try Exporter.reopen(source, shouldStop: { stop.isRequested }, note: printNote)
             }
         } catch {
             throw fail(error)

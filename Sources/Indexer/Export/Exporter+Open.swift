@@ -1,0 +1,64 @@
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+extension Exporter {
+    /// Everything needed to open an exporter, and to open it again when the store changes under a follower.
+    public struct Source: Sendable {
+        /// The app's store, opened read-only.
+        public var storePath: String
+        /// A model file to read it with instead of its `Z_MODELCACHE`.
+        public var modelPath: String?
+        /// What to index (nil: the zero-config defaults).
+        public var configuration: IndexConfiguration?
+        /// The index file.
+        public var indexPath: String
+        /// Objects per index transaction.
+        public var batchSize: Int
+        /// Whether the store must track persistent history (following needs it).
+        public var requiresHistory: Bool
+
+        /// Describes a source.
+        public init(storePath: String, modelPath: String? = nil, configuration: IndexConfiguration? = nil, indexPath: String,
+                    batchSize: Int = 1_000, requiresHistory: Bool = false) {
+            self.storePath = storePath
+            self.modelPath = modelPath
+            self.configuration = configuration
+            self.indexPath = indexPath
+            self.batchSize = batchSize
+            self.requiresHistory = requiresHistory
+        }
+    }
+
+    /// Opens the store and the index, resolves the configuration against the store's model and takes the
+    /// index's writer lock. A new index gets the store file's permissions: it mirrors private data.
+    /// `note` hears what a user should know about the model choice.
+    public static func open(_ source: Source, note: (String) -> Void = { _ in }) throws(ExportError) -> Exporter {
+        let store: PersistentStore
+        do { store = try PersistentStore(path: source.storePath, modelPath: source.modelPath) } catch { throw .store(error) }
+        store.notes.forEach(note)
+        let configuration: ResolvedConfiguration
+        do { configuration = try ResolvedConfiguration(source.configuration, model: store.model) } catch { throw .configuration(error.description) }
+        if source.requiresHistory && !store.hasHistory { throw .historyNotTracked(path: source.storePath) }
+        let permissions = (try? FileManager.default.attributesOfItem(atPath: source.storePath)[.posixPermissions] as? Int) ?? 0o600
+        let index: SearchIndex
+        do { index = try SearchIndex(path: source.indexPath, mode: .readWrite(permissions: permissions)) } catch { throw .index(error) }
+        return try Exporter(store: store, index: index, configuration: configuration, batchSize: source.batchSize)
+    }
+
+    /// Opens `source` again after ``FollowEnd/storeChanged(reason:)``, giving a file still being copied into
+    /// place up to `patience` seconds to become a readable store; nil when `shouldStop` says so meanwhile.
+    /// Call ``close()`` on the old exporter first: the new one takes the index's writer lock.
+    public static func reopen(_ source: Source, patience: TimeInterval = 10, shouldStop: () -> Bool,
+                              note: (String) -> Void = { _ in }) throws(ExportError) -> Exporter? {
+        let deadline = Date().addingTimeInterval(patience)
+        while true {
+            do {
+                return try open(source, note: note)
+            } catch .store where Date() < deadline {
+                if shouldStop() { return nil }
+                usleep(200_000)
+            }
+        }
+    }
+}
