@@ -97,7 +97,7 @@ extension SearchIndex {
     public func explain(_ request: SearchRequest) throws(SearchIndexError) -> SearchExplanation {
         let parsed = try Self.validate(request)
         return try read { db in
-            var search = Search(db: db, request: request, parsed: parsed)
+            var search = Search(db: db, request: request, parsed: parsed, recordsStatements: true)
             let results = try search.run()
             var statements: [SearchExplanation.Statement] = []
             for (sql, arguments) in search.statements {

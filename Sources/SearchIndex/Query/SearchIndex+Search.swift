@@ -66,13 +66,20 @@ struct Search {
     let db: Database
     let request: SearchRequest
     let parsed: ParsedQuery?
-    /// Every statement run, with its arguments, for `explain`.
-    var statements: [(sql: String, arguments: StatementArguments)] = []
+    /// Every statement run, with its arguments — kept only for `explain`.
+    private(set) var statements: [(sql: String, arguments: StatementArguments)] = []
+    private let recordsStatements: Bool
 
-    init(db: Database, request: SearchRequest, parsed: ParsedQuery?) {
+    init(db: Database, request: SearchRequest, parsed: ParsedQuery?, recordsStatements: Bool = false) {
         self.db = db
         self.request = request
         self.parsed = parsed
+        self.recordsStatements = recordsStatements
+    }
+
+    /// Notes a statement for `explain`; a plain search keeps nothing.
+    mutating func record(_ sql: String, _ arguments: StatementArguments) {
+        if recordsStatements { statements.append((sql, arguments)) }
     }
 
     var needed: Int { request.offset.addingReportingOverflow(request.limit).overflow ? Int.max : request.offset + request.limit }
@@ -184,7 +191,7 @@ struct Search {
             sql += " ORDER BY score, i.uri LIMIT ? OFFSET ?"
             arguments += [min(request.limit, Int(Int32.max)), request.offset]
         }
-        statements.append((sql, arguments))
+        record(sql, arguments)
         return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
             Candidate(id: row[0], uri: row[1], entity: row[2], displayName: row[3], latitude: row[4], longitude: row[5],
                       score: -(row[6] as Double), distance: nil)
@@ -194,7 +201,7 @@ struct Search {
     /// The row ids of every match: a doclist scan with no content, join or scoring.
     mutating func textRowIDs(expression: String) throws -> Set<Int64> {
         let sql = "SELECT rowid FROM items_fts WHERE items_fts MATCH ?"
-        statements.append((sql, [expression]))
+        record(sql, [expression])
         let statement = try db.cachedStatement(sql: sql)
         return try Set(Int64.fetchCursor(statement, arguments: [expression]))
     }
@@ -210,7 +217,7 @@ struct Search {
                 WHERE items_fts MATCH ? AND items_fts.rowid IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
                 """
             let arguments: StatementArguments = [expression] + StatementArguments(chunk)
-            if start == 0 { statements.append((sql, arguments)) }
+            if start == 0 { record(sql, arguments) }
             for row in try Row.fetchAll(db, sql: sql, arguments: arguments) { scores[row[0]] = -(row[1] as Double) }
         }
         return scores
@@ -250,7 +257,7 @@ struct Search {
                 WHERE g.max_lat >= ? AND g.min_lat <= ? AND g.max_lon >= ? AND g.min_lon <= ?\(filter.sql)
                 """
             let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude] + filter.arguments
-            statements.append((sql, arguments))
+            record(sql, arguments)
             let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
             while let row = try cursor.next() {
                 guard seen.insert(row[0]).inserted else { continue }
@@ -340,7 +347,7 @@ struct Search {
         let sql = "SELECT id FROM items_geo WHERE max_lat >= ? AND min_lat <= ? AND max_lon >= ? AND min_lon <= ?"
         for box in boxes {
             let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude]
-            statements.append((sql, arguments))
+            record(sql, arguments)
             ids += try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
         }
         return ids
@@ -354,7 +361,7 @@ struct Search {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
             let sql = "SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude FROM items i WHERE i.id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))\(filter.sql)"
             let arguments = StatementArguments(chunk) + filter.arguments
-            if start == 0 { statements.append((sql, arguments)) }
+            if start == 0 { record(sql, arguments) }
             for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
                 candidates.append(Candidate(id: row[0], uri: row[1], entity: row[2], displayName: row[3], latitude: row[4], longitude: row[5]))
             }
