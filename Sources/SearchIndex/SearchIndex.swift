@@ -45,15 +45,7 @@ public final class SearchIndex: Sendable {
                 writer = nil
             case .readWrite(let permissions):
                 if !manager.fileExists(atPath: path) {
-                    // Create the file first so SQLite (and its -wal/-shm, which copy the database file's
-                    // mode) never makes it wider than the store it mirrors.
-                    let mode = mode_t(permissions ?? 0o600)
-                    let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY, mode)
-                    guard descriptor >= 0 else {
-                        throw SearchIndexError.database(path: path, message: "cannot create the file: \(String(cString: strerror(errno)))")
-                    }
-                    fchmod(descriptor, mode) // the umask must not narrow or widen what we asked for
-                    close(descriptor)
+                    try Self.create(at: path, permissions: permissions ?? 0o600, configuration: configuration)
                 }
                 configuration.journalMode = .wal
                 let pool = try DatabasePool(path: path, configuration: configuration)
@@ -66,14 +58,41 @@ public final class SearchIndex: Sendable {
         }
     }
 
+    /// Builds a new index beside `path` and links it into place only once its schema is committed, so a
+    /// file at `path` is always a whole index: a process killed while creating one leaves no half-built
+    /// file that later runs would refuse. The file is created with `permissions` (the store's) before
+    /// SQLite touches it, since its -wal and -shm copy the database file's mode.
+    private static func create(at path: String, permissions: Int, configuration: Configuration) throws {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).creating-\(getpid())").path
+        for suffix in ["", "-journal"] { unlink(temporary + suffix) } // a leftover of this pid's predecessor
+        let mode = mode_t(permissions)
+        let descriptor = open(temporary, O_CREAT | O_EXCL | O_WRONLY, mode)
+        guard descriptor >= 0 else {
+            throw SearchIndexError.database(path: path, message: "cannot create the file: \(String(cString: strerror(errno)))")
+        }
+        fchmod(descriptor, mode) // the umask must not narrow or widen what we asked for
+        close(descriptor)
+        defer { unlink(temporary) }
+        let queue = try DatabaseQueue(path: temporary, configuration: configuration)
+        try migrator.migrate(queue)
+        try queue.write { db in try db.execute(sql: "PRAGMA user_version = \(schemaVersion)") }
+        try queue.close()
+        // link, not rename: another process that created the index first keeps its file (EEXIST).
+        guard link(temporary, path) == 0 || errno == EEXIST else {
+            throw SearchIndexError.database(path: path, message: "cannot create the file: \(String(cString: strerror(errno)))")
+        }
+    }
+
     private static func checkSchema(_ reader: any DatabaseReader, path: String, canMigrate: Bool) throws {
         let (version, tables) = try reader.read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0,
              try Set(String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")))
         }
         if version > schemaVersion { throw SearchIndexError.newerSchema(path: path, version: version) }
-        // GRDB's migrator commits its bookkeeping table before the first migration: a creation killed in
-        // between leaves only that table, which is an index not yet built, not a foreign file.
+        // GRDB's migrator commits its bookkeeping table before the first migration: an index whose creation
+        // was killed in between (by a build before creation became atomic) holds only that table, and is
+        // an index not yet built, not a foreign file.
         let empty = version == 0 && tables.subtracting(["grdb_migrations"]).isEmpty
         if !empty && !tables.contains("items") {
             throw SearchIndexError.notAnIndex(path: path, detail: "it has no items table")

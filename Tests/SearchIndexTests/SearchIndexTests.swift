@@ -136,6 +136,10 @@ struct BatchTests {
         try other.write { db in try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY)") }
         try other.close()
         #expect(throws: SearchIndexError.self) { try SearchIndex(path: foreign, mode: .readWrite(permissions: nil)) }
+        // A new index is built aside and linked into place whole: nothing of the build is left behind.
+        _ = try SearchIndex(path: directory.appendingPathComponent("fresh.searchindex").path, mode: .readWrite(permissions: nil))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".creating-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
     @Test("removing a store: in bounded batches beside another store, all at once when it is the only one")
