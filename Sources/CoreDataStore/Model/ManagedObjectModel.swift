@@ -132,6 +132,17 @@ public struct ManagedObjectModel: Sendable {
         allRelationships(of: name).first { $0.name == property }
     }
 
+    /// The entity that declares a property an entity has (itself or the nearest ancestor declaring it).
+    public func declaringEntity(of property: String, from name: String) -> String {
+        for owner in [name] + ancestors(of: name) {
+            guard let entity = entity(named: owner) else { break }
+            if entity.relationships.contains(where: { $0.name == property }) || entity.attributes.contains(where: { $0.name == property }) {
+                return owner
+            }
+        }
+        return name
+    }
+
     /// The inverse of a relationship, if the model declares one.
     public func inverse(of relationship: RelationshipDescription) -> RelationshipDescription? {
         guard let inverseName = relationship.inverseName else { return nil }

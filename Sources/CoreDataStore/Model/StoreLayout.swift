@@ -5,6 +5,10 @@
 /// emits), so the two can never disagree. Column order follows what Apple-written stores show: the
 /// hierarchy root first, then each sub-entity; within an entity attributes by name, then to-one
 /// foreign keys by name; then a stable sort into SQL type buckets.
+///
+/// A layout for an existing file is laid over that file's schema (``init(model:entityNumbers:schema:)``):
+/// join-table and ordering-column names follow no rule that predicts every real store, so they are
+/// looked up in `sqlite_master`, never trusted from the derivation.
 public struct StoreLayout: Sendable {
     /// One column of an entity table.
     public struct Column: Sendable, Hashable {
@@ -39,6 +43,11 @@ public struct StoreLayout: Sendable {
     }
 
     /// A many-to-many join table.
+    ///
+    /// Real stores show `Z_26ASSETS ( Z_26ALBUMS, Z_34ASSETS, Z_FOK_34ASSETS )` for Album #26 `assets` ↔
+    /// GenericAsset #34 `albums`: each key column is `Z_<n>` + the name of the relationship that points
+    /// at entity *n*, and an ordered relationship's order sits in `Z_FOK_` + its destination's key column
+    /// less the `Z_`. A relationship that is its own inverse keeps the other side in `REFLEXIVE`.
     public struct JoinTable: Sendable {
         /// The table name, e.g. `Z_1TAGS`.
         public var name: String
@@ -54,8 +63,10 @@ public struct StoreLayout: Sendable {
         public var column: String
         /// The column holding side *b*'s primary keys.
         public var inverseColumn: String
-        /// The ordering column when side *a*'s relationship is ordered.
+        /// The order of side *b*'s objects within side *a*'s relationship, when it is ordered.
         public var orderColumn: String?
+        /// The order of side *a*'s objects within side *b*'s relationship, when it is ordered.
+        public var inverseOrderColumn: String?
     }
 
     /// Where a property's data lives.
@@ -80,6 +91,9 @@ public struct StoreLayout: Sendable {
     public let joinTables: [String: JoinTable]
     /// The number of `ZTOMBSTONE<n>` columns `ACHANGE` needs.
     public let tombstoneColumnCount: Int
+    /// Relationships the schema given to ``init(model:entityNumbers:schema:)`` has no storage for,
+    /// as `Entity.relationship`: they read as empty rather than failing every read.
+    public let unresolvedRelationships: [String]
     private let storage: [String: [String: PropertyStorage]]
 
     /// Lays out a model with Core Data's own entity numbering.
@@ -88,7 +102,11 @@ public struct StoreLayout: Sendable {
     }
 
     /// Lays out a model with given entity numbers (an existing store's `Z_PRIMARYKEY`).
-    public init(model: ManagedObjectModel, entityNumbers: [String: Int]) {
+    ///
+    /// - Parameter schema: The existing file's tables and their columns. When given, join tables,
+    ///   their key and ordering columns, and ordering columns of entity tables are taken from it;
+    ///   a relationship it has no storage for is listed in ``unresolvedRelationships``.
+    public init(model: ManagedObjectModel, entityNumbers: [String: Int], schema: [String: [String]]? = nil) {
         self.entityNumbers = entityNumbers
         var tables: [String: Table] = [:]
         var storage: [String: [String: PropertyStorage]] = [:]
@@ -115,21 +133,39 @@ public struct StoreLayout: Sendable {
             }
         }
         var joins: [String: JoinTable] = [:]
+        var unresolved: [String] = []
         for entity in model.entities {
             for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
                 guard let inverse = model.inverse(of: relationship) else { continue }
                 let table = tables[model.rootEntityName(of: relationship.destinationEntityName)]
                 if inverse.isToMany {
-                    let join = Self.joinTable(entity.name, relationship, inverse, entityNumbers: entityNumbers)
+                    // The inverse may be declared on an ancestor of the destination: its number is the declarer's.
+                    let inverseOwner = model.declaringEntity(of: inverse.name, from: relationship.destinationEntityName)
+                    var join = Self.joinTable(entity.name, relationship, inverseOwner, inverse, entityNumbers: entityNumbers)
+                    if let schema {
+                        guard let found = Self.locate(join, in: schema, reflexive: Self.isReflexive(entity.name, relationship, inverseOwner, inverse), entityNumbers: entityNumbers) else {
+                            unresolved.append("\(entity.name).\(relationship.name)")
+                            continue
+                        }
+                        join = found
+                    }
                     joins[join.name] = join
                     let mine = join.entity == entity.name && join.relationship == relationship.name
                     storage[entity.name, default: [:]][relationship.name] = .toManyViaJoin(
                         table: join.name,
                         column: mine ? join.column : join.inverseColumn,
                         otherColumn: mine ? join.inverseColumn : join.column,
-                        orderColumn: mine ? join.orderColumn : nil)
+                        orderColumn: mine ? join.orderColumn : join.inverseOrderColumn)
                 } else if let table, case .toOne(let column, _)? = storage[relationship.destinationEntityName]?[inverse.name] {
-                    let order = relationship.isOrdered ? "Z_FOK_" + Self.columnStem(inverse.name) : nil
+                    var order = relationship.isOrdered ? "Z_FOK_" + Self.columnStem(inverse.name) : nil
+                    if let schema, let columns = schema[table.name] {
+                        guard columns.contains(column) else {
+                            unresolved.append("\(entity.name).\(relationship.name)")
+                            continue
+                        }
+                        // An order column the file lacks reads as unordered (by primary key), not as an error.
+                        if let name = order, !columns.contains(name) { order = nil }
+                    }
                     storage[entity.name, default: [:]][relationship.name] = .toManyViaInverse(
                         table: table.name, column: column, orderColumn: order)
                 }
@@ -137,6 +173,7 @@ public struct StoreLayout: Sendable {
         }
         self.tables = tables
         self.joinTables = joins
+        self.unresolvedRelationships = unresolved.sorted()
         self.storage = storage
         self.tombstoneColumnCount = model.entities.map { entity in
             model.allAttributes(of: entity.name).filter(\.preservesValueInHistoryOnDeletion).count
@@ -160,6 +197,9 @@ public struct StoreLayout: Sendable {
     public func entityNumbers(ofKind entity: String, model: ManagedObjectModel) -> [Int] {
         model.hierarchy(from: entity).compactMap { entityNumbers[$0] }
     }
+
+    /// The join-table column holding the other side of a relationship that is its own inverse.
+    static let reflexiveColumn = "REFLEXIVE"
 
     /// `Z` + the upper-cased name: Core Data's column stem for a property or entity.
     static func columnStem(_ name: String) -> String { name.uppercased() }
@@ -226,21 +266,76 @@ public struct StoreLayout: Sendable {
     }
 
     private static func joinTable(
-        _ entity: String, _ relationship: RelationshipDescription, _ inverse: RelationshipDescription,
+        _ entity: String, _ relationship: RelationshipDescription, _ inverseOwner: String, _ inverse: RelationshipDescription,
         entityNumbers: [String: Int]
     ) -> JoinTable {
         // Side a is the entity whose name sorts first (ties: the relationship whose name sorts first).
-        let other = relationship.destinationEntityName
-        let mineFirst = (entity, relationship.name) <= (other, inverse.name)
+        let mineFirst = (entity, relationship.name) <= (inverseOwner, inverse.name)
         let (aEntity, aRel, bEntity, bRel) = mineFirst
-            ? (entity, relationship, other, inverse) : (other, inverse, entity, relationship)
+            ? (entity, relationship, inverseOwner, inverse) : (inverseOwner, inverse, entity, relationship)
         let a = entityNumbers[aEntity] ?? 0
         let b = entityNumbers[bEntity] ?? 0
-        let inverseColumn = "Z_\(b)" + columnStem(aRel.name)
+        let column = "Z_\(a)" + columnStem(bRel.name)
+        let reflexive = isReflexive(entity, relationship, inverseOwner, inverse)
+        let inverseColumn = reflexive ? reflexiveColumn : "Z_\(b)" + columnStem(aRel.name)
         return JoinTable(
             name: "Z_\(a)" + columnStem(aRel.name),
             entity: aEntity, relationship: aRel.name, inverseEntity: bEntity, inverseRelationship: bRel.name,
-            column: "Z_\(a)" + columnStem(bRel.name), inverseColumn: inverseColumn,
-            orderColumn: aRel.isOrdered ? "Z_FOK_" + inverseColumn : nil)
+            column: column, inverseColumn: inverseColumn,
+            orderColumn: aRel.isOrdered && !reflexive ? orderColumn(for: inverseColumn) : nil,
+            inverseOrderColumn: bRel.isOrdered && !reflexive ? orderColumn(for: column) : nil)
+    }
+
+    /// Whether a relationship is its own inverse (`friends` ↔ `friends`): one table, both directions.
+    private static func isReflexive(
+        _ entity: String, _ relationship: RelationshipDescription, _ inverseOwner: String, _ inverse: RelationshipDescription
+    ) -> Bool {
+        entity == inverseOwner && relationship.name == inverse.name
+    }
+
+    /// `Z_FOK_34ASSETS` for the key column `Z_34ASSETS`.
+    private static func orderColumn(for keyColumn: String) -> String {
+        "Z_FOK_" + keyColumn.dropFirst(2)
+    }
+
+    /// Finds the file's table and columns for a derived join table. Real files name the table after
+    /// either side and add digits to column names that collide across tables (`Z_34REPRESENTATIVEASSETS1`),
+    /// so each candidate is matched by its columns, exact names first.
+    private static func locate(_ join: JoinTable, in schema: [String: [String]], reflexive: Bool, entityNumbers: [String: Int]) -> JoinTable? {
+        let a = entityNumbers[join.entity] ?? 0
+        let b = entityNumbers[join.inverseEntity] ?? 0
+        let stems = ["Z_\(a)" + columnStem(join.relationship), "Z_\(b)" + columnStem(join.inverseRelationship)]
+        let candidates = stems.flatMap { stem in
+            schema.keys.filter { $0 == stem || hasDigitSuffix($0, after: stem) }.sorted { ($0.count, $0) < ($1.count, $1) }
+        }
+        var seen: Set<String> = []
+        for name in candidates where seen.insert(name).inserted {
+            guard let columns = schema[name] else { continue }
+            let keys = columns.filter { !$0.hasPrefix("Z_FOK_") }
+            guard let column = match(stem: "Z_\(a)" + columnStem(join.inverseRelationship), in: keys),
+                  let inverseColumn = reflexive ? keys.first { $0 == reflexiveColumn } : match(stem: "Z_\(b)" + columnStem(join.relationship), in: keys),
+                  column != inverseColumn
+            else { continue }
+            var found = join
+            found.name = name
+            found.column = column
+            found.inverseColumn = inverseColumn
+            let order = orderColumn(for: inverseColumn), inverseOrder = orderColumn(for: column)
+            found.orderColumn = join.orderColumn != nil && columns.contains(order) ? order : nil
+            found.inverseOrderColumn = join.inverseOrderColumn != nil && columns.contains(inverseOrder) ? inverseOrder : nil
+            return found
+        }
+        return nil
+    }
+
+    /// The column named `stem`, else the one column named `stem` plus digits.
+    private static func match(stem: String, in columns: [String]) -> String? {
+        if columns.contains(stem) { return stem }
+        let suffixed = columns.filter { hasDigitSuffix($0, after: stem) }
+        return suffixed.count == 1 ? suffixed[0] : nil
+    }
+
+    private static func hasDigitSuffix(_ name: String, after stem: String) -> Bool {
+        name.count > stem.count && name.hasPrefix(stem) && name.dropFirst(stem.count).allSatisfy { $0.isASCII && $0.isNumber }
     }
 }

@@ -21,7 +21,10 @@ public final class PersistentStore: Sendable {
     /// Notes about the model choice worth telling a user (e.g. that the model was inferred).
     public let notes: [String]
 
-    let database: DatabaseQueue
+    /// The connection, which leaves the at-rest mode by itself when an app opens the store.
+    let connection: StoreConnection
+    /// How the pages were reached when the store was opened (shared WAL reader, immutable at rest, private copy).
+    let access: Access
     /// The file's identity when opened: a follower compares it to notice a store replaced at its path.
     let fileIdentity: FileIdentity?
     let entityNameByNumber: [Int: String]
@@ -36,27 +39,22 @@ public final class PersistentStore: Sendable {
     ///     the store: differences are reported precisely as ``CoreDataStoreError/modelMismatch(differences:)``.
     public init(path: String, modelPath: String? = nil) throws(CoreDataStoreError) {
         self.path = path
-        try Self.checkFile(at: path)
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.label = "CoreDataStore.reader"
-        // Wait out short write locks of the app instead of failing at once.
-        configuration.busyMode = .timeout(5)
-        do {
-            database = try DatabaseQueue(path: path, configuration: configuration)
-        } catch {
-            throw Self.storeError(error, path: path)
-        }
+        let database: DatabaseQueue
+        (database, catalog, access) = try Self.open(path: path)
+        connection = StoreConnection(queue: database, access: access, path: path)
         fileIdentity = FileIdentity(path: path)
-        do {
-            catalog = try database.read { db in try StoreCatalog.read(db, path: path) }
-        } catch {
-            throw Self.storeError(error, path: path)
-        }
         metadata = try StoreMetadata(storeUUID: catalog.storeUUID, plist: catalog.metadataPlist)
         hasHistory = catalog.hasHistory
 
         var notes: [String] = []
+        switch access {
+        case .readOnlyMedia:
+            notes.append("the store's folder or companions cannot be written: it is read as an immutable file (its -wal is empty)")
+        case .privateCopy:
+            notes.append("the store's folder cannot be written and its -wal holds data: it is read from a private copy")
+        case .shared, .atRest:
+            break
+        }
         let cachedModel: ManagedObjectModel? = try catalog.modelCache.map { data throws(CoreDataStoreError) in
             try ManagedObjectModel(modelCache: data)
         }
@@ -72,8 +70,12 @@ public final class PersistentStore: Sendable {
             notes.append("the store has no Z_MODELCACHE and no --model was given: the model is inferred from the tables (property names are lower-cased column names)")
         }
         model = chosen
+        layout = StoreLayout(model: chosen, entityNumbers: catalog.entityNumbers(for: chosen),
+                             schema: catalog.tables.mapValues { $0.map(\.name) })
+        if !layout.unresolvedRelationships.isEmpty {
+            notes.append("the file has no join table or key column for \(layout.unresolvedRelationships.joined(separator: ", ")): these relationships read as empty")
+        }
         self.notes = notes
-        layout = StoreLayout(model: chosen, entityNumbers: catalog.entityNumbers(for: chosen))
         entityNameByNumber = Dictionary(layout.entityNumbers.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         var readers: [String: TableReader] = [:]
         for (root, table) in layout.tables {
@@ -88,11 +90,15 @@ public final class PersistentStore: Sendable {
         tableReaders = readers
     }
 
+    deinit {
+        if case .privateCopy(let folder) = access { try? FileManager.default.removeItem(atPath: folder) }
+    }
+
     /// Runs reads in one read transaction: everything `body` sees comes from the same WAL snapshot.
     /// Keep it short: a long read transaction stops the app's WAL from checkpointing.
     public func read<T>(_ body: (StoreSnapshot) throws -> T) throws(CoreDataStoreError) -> T {
         do {
-            return try database.read { db in try body(StoreSnapshot(store: self, db: db)) }
+            return try connection.read { db in try body(StoreSnapshot(store: self, db: db)) }
         } catch {
             throw Self.storeError(error, path: path)
         }
@@ -102,7 +108,7 @@ public final class PersistentStore: Sendable {
     /// connection commits, so polling it is a cheap way to notice the app's saves.
     public func dataVersion() throws(CoreDataStoreError) -> Int64 {
         do {
-            return try database.inDatabase { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+            return try connection.database().inDatabase { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
         } catch {
             throw Self.storeError(error, path: path)
         }
@@ -117,7 +123,7 @@ public final class PersistentStore: Sendable {
         if current != fileIdentity { return "was replaced by another file" }
         do {
             // GRDB, for one, creates and drops a table to make a WAL file exist: only other SQL is a change.
-            let schema = try database.read { db in try StoreCatalog.Schema.read(db, unlessVersion: catalog.schema) }
+            let schema = try connection.read { db in try StoreCatalog.Schema.read(db, unlessVersion: catalog.schema) }
             return schema.sql != catalog.schema.sql ? "changed its tables (a migration)" : nil
         } catch {
             throw Self.storeError(error, path: path)
@@ -149,46 +155,6 @@ public final class PersistentStore: Sendable {
 }
 
 extension PersistentStore {
-    /// Rejects what is plainly not a store before SQLite sees it, with a message that says why.
-    static func checkFile(at path: String) throws(CoreDataStoreError) {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw .fileNotFound(path: path)
-        }
-        guard !isDirectory.boolValue else { throw .notADatabase(path: path, detail: "it is a directory") }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .unsupportedStore(path: path, detail: "the file cannot be read (check its permissions)")
-        }
-        defer { try? handle.close() }
-        let header = (try? handle.read(upToCount: 100)) ?? Data()
-        guard header.count == 100 else {
-            throw .notADatabase(path: path, detail: header.isEmpty ? "the file is empty" : "the file is only \(header.count) bytes long")
-        }
-        guard header.prefix(16) == Data("SQLite format 3\0".utf8) else {
-            throw .notADatabase(path: path, detail: "the file does not start with SQLite's header")
-        }
-    }
-
-    /// Translates database errors into messages that say what to do.
-    static func storeError(_ error: any Error, path: String) -> CoreDataStoreError {
-        if let error = error as? CoreDataStoreError { return error }
-        guard let error = error as? DatabaseError else { return .database(path: path, message: "\(error)") }
-        switch error.resultCode {
-        case .SQLITE_NOTADB:
-            return .notADatabase(path: path, detail: "SQLite does not recognise the file format")
-        case .SQLITE_CORRUPT:
-            return .unsupportedStore(path: path, detail: "the file is damaged or truncated; restore it from a backup or let the app recreate it")
-        case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return .busy(path: path)
-        case .SQLITE_CANTOPEN:
-            return .unsupportedStore(path: path, detail: "SQLite cannot open it; check that the file and its -wal and -shm companions are readable, and that its folder is writable when the -shm file does not exist yet (WAL readers need it)")
-        case .SQLITE_IOERR:
-            return .unsupportedStore(path: path, detail: "reading it failed with an I/O error (is it truncated or on a failing disk?)")
-        default:
-            return .database(path: path, message: error.message ?? "\(error.resultCode)")
-        }
-    }
-
     /// Every way a model file disagrees with the store, phrased precisely.
     static func differences(
         model: ManagedObjectModel, cachedModel: ManagedObjectModel?, catalog: StoreCatalog, metadata: StoreMetadata

@@ -43,8 +43,16 @@ struct StoreCatalog: Sendable {
     /// History entity numbers are fixed: 16001 CHANGE, 16002 TRANSACTION, 16003 TRANSACTIONSTRING.
     static let historyEntityNumbers = 16001...16003
 
+    /// Whether the store records persistent history, in either layout: the first (macOS 10.13, iOS 11)
+    /// keeps author, bundle id, process id and context name inline in `ATRANSACTION`; later ones intern
+    /// them in `ATRANSACTIONSTRING`.
     var hasHistory: Bool {
-        tables["ATRANSACTION"] != nil && tables["ACHANGE"] != nil && tables["ATRANSACTIONSTRING"] != nil
+        tables["ATRANSACTION"] != nil && tables["ACHANGE"] != nil
+    }
+
+    /// Whether `table` has a column named `column`.
+    func has(_ column: String, in table: String) -> Bool {
+        tables[table]?.contains { $0.name == column } ?? false
     }
 
     var entityRows: [PrimaryKeyRow] {
@@ -55,26 +63,40 @@ struct StoreCatalog: Sendable {
         var tables: [String: [Column]] = [:]
         var indexes: [String: [String]] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index')") {
-            let type: String = row["type"], name: String = row["name"], table: String = row["tbl_name"]
+            let checked = row.checked(table: "sqlite_master", path: path)
+            guard let type = try checked.string(0, "type"), let name = try checked.string(1, "name"),
+                  let table = try checked.string(2, "tbl_name") else { continue }
             if type == "index" { indexes[table, default: []].append(name); continue }
-            tables[name] = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_info(?)", arguments: [name])
-                .map { Column(name: $0["name"], type: $0["type"]) }
+            tables[name] = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_info(?)", arguments: [name]).map { row throws in
+                let checked = row.checked(table: name, path: path)
+                return Column(name: try checked.string(0, "name") ?? "", type: try checked.string(1, "type") ?? "")
+            }
         }
         for required in ["Z_PRIMARYKEY", "Z_METADATA"] where tables[required] == nil {
             throw CoreDataStoreError.notACoreDataStore(path: path, missing: required)
         }
-        let primaryKeys = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map {
-            PrimaryKeyRow(entityNumber: $0[0] ?? 0, name: $0[1] ?? "", superNumber: $0[2] ?? 0, maxPrimaryKey: $0[3] ?? 0)
+        let primaryKeys = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { row throws in
+            let checked = row.checked(table: "Z_PRIMARYKEY", path: path)
+            return PrimaryKeyRow(
+                entityNumber: Int(clamping: try checked.integer(0, "Z_ENT") ?? 0), name: try checked.string(1, "Z_NAME") ?? "",
+                superNumber: Int(clamping: try checked.integer(2, "Z_SUPER") ?? 0), maxPrimaryKey: try checked.integer(3, "Z_MAX") ?? 0)
         }
-        guard let metadata = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1"),
-              let uuid: String = metadata[0], !uuid.isEmpty
-        else {
+        guard let metadata = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") else {
+            throw CoreDataStoreError.unsupportedStore(path: path, detail: "Z_METADATA has no row, so the store has no UUID")
+        }
+        let checked = metadata.checked(table: "Z_METADATA", path: path)
+        guard let uuid = try checked.string(0, "Z_UUID"), !uuid.isEmpty else {
             throw CoreDataStoreError.unsupportedStore(path: path, detail: "Z_METADATA has no store UUID")
         }
-        let modelCache: Data? = tables["Z_MODELCACHE"] == nil
-            ? nil : try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+        // The UUID becomes the host of every object URI: anything but a UUID could forge URIs or output lines.
+        guard uuid.utf8.count == 36, UUID(uuidString: uuid) != nil else {
+            throw CoreDataStoreError.unsupportedStore(
+                path: path, detail: "Z_METADATA.Z_UUID is \(CheckedRow.describe(uuid.databaseValue)), not a UUID")
+        }
+        let modelCache: Data? = tables["Z_MODELCACHE"] == nil ? nil : try Row.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+            .flatMap { row throws in try row.checked(table: "Z_MODELCACHE", path: path).data(0, "Z_CONTENT") }
         return StoreCatalog(primaryKeys: primaryKeys, tables: tables, indexes: indexes, storeUUID: uuid,
-                            metadataPlist: metadata[1], modelCache: modelCache, schema: try Schema.read(db))
+                            metadataPlist: try checked.data(1, "Z_PLIST"), modelCache: modelCache, schema: try Schema.read(db))
     }
 
     /// Matches model entities to `Z_PRIMARYKEY` rows: by name, then by renaming identifier (a renamed

@@ -5,12 +5,14 @@ extension StoreSnapshot {
     /// The oldest and newest transaction numbers.
     public func historyBounds() throws(CoreDataStoreError) -> HistoryBounds {
         guard store.hasHistory else { throw .historyNotTracked(path: store.path) }
+        let path = store.path
         return try run {
-            let row = try Row.fetchOne(db, sql: "SELECT MIN(Z_PK), MAX(Z_PK) FROM ATRANSACTION")
-            let oldest: Int64? = row?[0]
-            let newestRow: Int64 = row?[1] ?? 0
+            let row = try Row.fetchOne(db, sql: "SELECT MIN(Z_PK), MAX(Z_PK) FROM ATRANSACTION")?.checked(table: "ATRANSACTION", path: path)
+            let oldest = try row?.integer(0, "Z_PK")
+            let newestRow = try row?.integer(1, "Z_PK") ?? 0
             // Z_MAX remembers numbers handed out even after every transaction was purged.
-            let handedOut = try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 16002") ?? 0
+            let handedOut = try Row.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = 16002")?
+                .checked(table: "Z_PRIMARYKEY", path: path).integer(0, "Z_MAX") ?? 0
             return HistoryBounds(oldest: oldest, newest: max(newestRow, handedOut))
         }
     }
@@ -22,29 +24,22 @@ extension StoreSnapshot {
     public func transactions(after token: Int64, limit: Int = 100, changeLimit: Int = 50_000) throws(CoreDataStoreError) -> [HistoryTransaction] {
         guard store.hasHistory else { throw .historyNotTracked(path: store.path) }
         guard limit > 0 else { return [] }
+        let sql = try transactionQuery()
+        let path = store.path
         var transactions: [HistoryTransaction] = []
         try run {
-            let sql = """
-                SELECT t.Z_PK, t.ZTIMESTAMP,
-                       COALESCE(a.ZNAME, t.ZAUTHOR), COALESCE(b.ZNAME, t.ZBUNDLEID),
-                       COALESCE(p.ZNAME, t.ZPROCESSID), COALESCE(c.ZNAME, t.ZCONTEXTNAME),
-                       (SELECT COUNT(*) FROM ACHANGE WHERE ZTRANSACTIONID = t.Z_PK)
-                FROM ATRANSACTION t
-                LEFT JOIN ATRANSACTIONSTRING a ON a.Z_PK = t.ZAUTHORTS
-                LEFT JOIN ATRANSACTIONSTRING b ON b.Z_PK = t.ZBUNDLEIDTS
-                LEFT JOIN ATRANSACTIONSTRING p ON p.Z_PK = t.ZPROCESSIDTS
-                LEFT JOIN ATRANSACTIONSTRING c ON c.Z_PK = t.ZCONTEXTNAMETS
-                WHERE t.Z_PK > ? ORDER BY t.Z_PK LIMIT ?
-                """
             var changeCount = 0
             let cursor = try Row.fetchCursor(db, sql: sql, arguments: [token, limit])
             while let row = try cursor.next() {
-                let count: Int = row[6]
+                let checked = row.checked(table: "ATRANSACTION", path: path)
+                let count = Int(clamping: try checked.integer(6, "changes") ?? 0)
                 if !transactions.isEmpty && changeCount + count > changeLimit { break }
                 changeCount += count
                 transactions.append(HistoryTransaction(
-                    number: row[0], timestamp: Date(timeIntervalSinceReferenceDate: row[1] ?? 0),
-                    author: row[2], bundleID: row[3], processID: row[4], contextName: row[5]))
+                    number: try checked.integer(0, "Z_PK") ?? 0,
+                    timestamp: Date(timeIntervalSinceReferenceDate: Self.finite(try checked.double(1, "ZTIMESTAMP"))),
+                    author: try checked.string(2, "ZAUTHOR"), bundleID: try checked.string(3, "ZBUNDLEID"),
+                    processID: try checked.string(4, "ZPROCESSID"), contextName: try checked.string(5, "ZCONTEXTNAME")))
             }
         }
         guard let first = transactions.first?.number, let last = transactions.last?.number else { return [] }
@@ -55,27 +50,71 @@ extension StoreSnapshot {
         return transactions
     }
 
+    /// A timestamp Foundation can represent: NaN, infinities and absurd magnitudes read as the reference date.
+    private static func finite(_ seconds: Double?) -> Double {
+        guard let seconds, seconds.isFinite, abs(seconds) < 1e12 else { return 0 }
+        return seconds
+    }
+
+    /// The transactions query for the store's history layout. Current stores intern author, bundle id,
+    /// process id and context name in `ATRANSACTIONSTRING` (`…TS` columns); the first layout (macOS 10.13,
+    /// iOS 11) has no such table and keeps the strings inline. Read the interned name first, then the inline one.
+    private func transactionQuery() throws(CoreDataStoreError) -> String {
+        let catalog = store.catalog
+        guard catalog.has("Z_PK", in: "ATRANSACTION") else {
+            throw .unsupportedStore(path: store.path, detail: "its ATRANSACTION table has no Z_PK column")
+        }
+        let interned = catalog.tables["ATRANSACTIONSTRING"] != nil && catalog.has("ZNAME", in: "ATRANSACTIONSTRING")
+        var joins: [String] = []
+        var fields: [String] = []
+        for (alias, field) in [("a", "ZAUTHOR"), ("b", "ZBUNDLEID"), ("p", "ZPROCESSID"), ("c", "ZCONTEXTNAME")] {
+            let inline = catalog.has(field, in: "ATRANSACTION") ? "t.\(field)" : "NULL"
+            if interned && catalog.has(field + "TS", in: "ATRANSACTION") {
+                joins.append("LEFT JOIN ATRANSACTIONSTRING \(alias) ON \(alias).Z_PK = t.\(field)TS")
+                fields.append("COALESCE(\(alias).ZNAME, \(inline))")
+            } else {
+                fields.append(inline)
+            }
+        }
+        let timestamp = catalog.has("ZTIMESTAMP", in: "ATRANSACTION") ? "t.ZTIMESTAMP" : "NULL"
+        return """
+            SELECT t.Z_PK, \(timestamp), \(fields.joined(separator: ", ")),
+                   (SELECT COUNT(*) FROM ACHANGE WHERE ZTRANSACTIONID = t.Z_PK)
+            FROM ATRANSACTION t \(joins.joined(separator: " "))
+            WHERE t.Z_PK > ? ORDER BY t.Z_PK LIMIT ?
+            """
+    }
+
     /// All changes of the transactions numbered `first...last`, grouped by transaction.
     private func changes(from first: Int64, through last: Int64) throws(CoreDataStoreError) -> [Int64: [HistoryChange]] {
-        let tombstoneColumns = (store.catalog.tables["ACHANGE"] ?? []).map(\.name).filter { $0.hasPrefix("ZTOMBSTONE") }
+        let catalog = store.catalog
+        for column in ["Z_PK", "ZTRANSACTIONID", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK"] where !catalog.has(column, in: "ACHANGE") {
+            throw .unsupportedStore(path: store.path, detail: "its ACHANGE table has no \(column) column")
+        }
+        let tombstoneColumns = (catalog.tables["ACHANGE"] ?? []).map(\.name).filter { $0.hasPrefix("ZTOMBSTONE") }
             .sorted { (Int($0.dropFirst(10)) ?? 0) < (Int($1.dropFirst(10)) ?? 0) }
+        let bitmap = catalog.has("ZCOLUMNS", in: "ACHANGE") ? "ZCOLUMNS" : "NULL"
         let extra = tombstoneColumns.isEmpty ? "" : ", " + tombstoneColumns.joined(separator: ", ")
-        let sql = "SELECT Z_PK, ZTRANSACTIONID, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZCOLUMNS\(extra) FROM ACHANGE WHERE ZTRANSACTIONID BETWEEN ? AND ? ORDER BY ZTRANSACTIONID, Z_PK"
+        let sql = "SELECT Z_PK, ZTRANSACTIONID, ZCHANGETYPE, ZENTITY, ZENTITYPK, \(bitmap)\(extra) FROM ACHANGE WHERE ZTRANSACTIONID BETWEEN ? AND ? ORDER BY ZTRANSACTIONID, Z_PK"
         let uuid = store.metadata.storeUUID
+        let path = store.path
         var byTransaction: [Int64: [HistoryChange]] = [:]
         var columnOrders: [String: [String]] = [:]
         try run {
             let cursor = try Row.fetchCursor(db, sql: sql, arguments: [first, last])
             while let row = try cursor.next() {
-                let number: Int = row[3] ?? 0
+                let checked = row.checked(table: "ACHANGE", path: path)
+                let number = Int(clamping: try checked.integer(3, "ZENTITY") ?? 0)
                 // An entity a later migration removed keeps its Z_PRIMARYKEY name, if nothing else.
                 let entity = store.entityName(forNumber: number)
                     ?? store.catalog.primaryKeys.first { $0.entityNumber == number }?.name ?? "Entity\(number)"
-                let type = HistoryChange.ChangeType(rawValue: row[2] ?? 1) ?? .update
+                // An unknown change type is treated as an update: re-reading the object is always safe.
+                let type = HistoryChange.ChangeType(rawValue: Int(clamping: try checked.integer(2, "ZCHANGETYPE") ?? 1)) ?? .update
                 var change = HistoryChange(
-                    number: row[0], objectID: ManagedObjectID(storeUUID: uuid, entityName: entity, primaryKey: row[4] ?? 0),
+                    number: try checked.integer(0, "Z_PK") ?? 0,
+                    objectID: ManagedObjectID(storeUUID: uuid, entityName: entity, primaryKey: try checked.integer(4, "ZENTITYPK") ?? 0),
                     type: type)
-                if type == .update, let bitmap: Data = row[5] {
+                if type == .update, let bitmap = try checked.data(5, "ZCOLUMNS") {
                     let order = columnOrders[entity] ?? store.model.historyColumnOrder(of: entity)
                     columnOrders[entity] = order
                     change.updatedProperties = HistoryColumnBitmap.decode(bitmap, order: order)
@@ -87,7 +126,7 @@ extension StoreSnapshot {
                     }
                     change.tombstone = tombstone
                 }
-                byTransaction[row[1] ?? 0, default: []].append(change)
+                byTransaction[try checked.integer(1, "ZTRANSACTIONID") ?? 0, default: []].append(change)
             }
         }
         return byTransaction

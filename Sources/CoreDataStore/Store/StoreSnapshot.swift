@@ -154,8 +154,10 @@ public struct StoreSnapshot {
             try run {
                 let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(owners))
                 while let row = try cursor.next() {
-                    guard let owner: Int64 = row[0], let position = positions[owner], let key: Int64 = row[1] else { continue }
-                    let entity = (row[2] as Int?).flatMap { names[$0] } ?? slot.destination
+                    let checked = row.checked(table: slot.table, path: store.path)
+                    guard let owner = try checked.integer(0, "owner key"), let position = positions[owner],
+                          let key = try checked.integer(1, "destination key") else { continue }
+                    let entity = try checked.integer(2, "Z_ENT").flatMap { names[Int(clamping: $0)] } ?? slot.destination
                     snapshots[position].toMany[slot.name, default: []].append(
                         ManagedObjectID(storeUUID: uuid, entityName: entity, primaryKey: key))
                 }

@@ -19,6 +19,8 @@ struct TableReader: Sendable {
     struct ToManySlot: Sendable {
         var name: String
         var destination: String
+        /// The table the keys come from, for messages.
+        var table: String
         /// The query that returns `(owner pk, destination pk, destination Z_ENT)` rows, ordered;
         /// `%@` is replaced by the list of placeholders.
         var sqlTemplate: String
@@ -68,13 +70,13 @@ struct TableReader: Sendable {
                 case .toManyViaInverse(let destinationTable, let column, let orderColumn):
                     let order = orderColumn.map { "\($0), Z_PK" } ?? "Z_PK"
                     toMany[number, default: []].append(ToManySlot(
-                        name: relationship.name, destination: relationship.destinationEntityName,
+                        name: relationship.name, destination: relationship.destinationEntityName, table: destinationTable,
                         sqlTemplate: "SELECT \(column), Z_PK, Z_ENT FROM \(destinationTable) WHERE \(column) IN (%@) ORDER BY \(column), \(order)"))
                 case .toManyViaJoin(let joinTable, let column, let otherColumn, let orderColumn):
                     guard let destinationTable = layout.table(for: relationship.destinationEntityName, model: model)?.name else { continue }
                     let order = orderColumn.map { "j.\($0), j.\(otherColumn)" } ?? "j.\(otherColumn)"
                     toMany[number, default: []].append(ToManySlot(
-                        name: relationship.name, destination: relationship.destinationEntityName,
+                        name: relationship.name, destination: relationship.destinationEntityName, table: joinTable,
                         sqlTemplate: "SELECT j.\(column), j.\(otherColumn), t.Z_ENT FROM \(joinTable) j JOIN \(destinationTable) t ON t.Z_PK = j.\(otherColumn) WHERE j.\(column) IN (%@) ORDER BY j.\(column), \(order)"))
                 case .attribute, .none:
                     continue

@@ -14,3 +14,24 @@ struct FileIdentity: Equatable, Sendable {
         inode = UInt64(truncatingIfNeeded: info.st_ino)
     }
 }
+
+/// A file's size and modification time: a different stamp means the file was written.
+struct FileStamp: Equatable, Sendable {
+    var size: Int64
+    var seconds: Int
+    var nanoseconds: Int
+
+    /// The stamp of the file at `path` now; nil when there is none.
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        size = Int64(info.st_size)
+        #if canImport(Darwin)
+        seconds = Int(info.st_mtimespec.tv_sec)
+        nanoseconds = Int(info.st_mtimespec.tv_nsec)
+        #else
+        seconds = Int(info.st_mtim.tv_sec)
+        nanoseconds = Int(info.st_mtim.tv_nsec)
+        #endif
+    }
+}

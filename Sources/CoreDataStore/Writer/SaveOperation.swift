@@ -383,6 +383,16 @@ struct SaveOperation {
             }
         case .toManyViaJoin(let join, let column, let other, let orderColumn):
             try db.execute(sql: "DELETE FROM \(join) WHERE \(column) = ?", arguments: [owner.primaryKey])
+            if other == StoreLayout.reflexiveColumn {
+                // A relationship that is its own inverse keeps each pair in both directions, as Core Data does.
+                try db.execute(sql: "DELETE FROM \(join) WHERE \(other) = ?", arguments: [owner.primaryKey])
+                for member in members {
+                    try db.execute(sql: "INSERT OR REPLACE INTO \(join) (\(column), \(other)) VALUES (?, ?), (?, ?)",
+                                   arguments: [owner.primaryKey, member.primaryKey, member.primaryKey, owner.primaryKey])
+                }
+                for member in Set(old).symmetricDifference(newSet) { touch(member, [inverse.name]) }
+                return
+            }
             for (position, member) in members.enumerated() {
                 if let orderColumn {
                     try db.execute(sql: "INSERT OR REPLACE INTO \(join) (\(column), \(other), \(orderColumn)) VALUES (?, ?, ?)",
@@ -435,8 +445,11 @@ struct SaveOperation {
                 default:
                     break
                 }
-                if case .toManyViaJoin(let join, let column, _, _) = layout.storage(of: relationship.name, entity: id.entityName, model: model) {
+                if case .toManyViaJoin(let join, let column, let other, _) = layout.storage(of: relationship.name, entity: id.entityName, model: model) {
                     try db.execute(sql: "DELETE FROM \(join) WHERE \(column) = ?", arguments: [id.primaryKey])
+                    if other == StoreLayout.reflexiveColumn {
+                        try db.execute(sql: "DELETE FROM \(join) WHERE \(other) = ?", arguments: [id.primaryKey])
+                    }
                 }
             }
         }

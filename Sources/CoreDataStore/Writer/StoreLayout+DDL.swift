@@ -14,6 +14,7 @@ extension StoreLayout {
         for join in joinTables.values.sorted(by: { $0.name < $1.name }) {
             var columns = ["\(join.column) INTEGER", "\(join.inverseColumn) INTEGER"]
             if let order = join.orderColumn { columns.append("\(order) INTEGER") }
+            if let order = join.inverseOrderColumn { columns.append("\(order) INTEGER") }
             columns.append("PRIMARY KEY (\(join.column), \(join.inverseColumn))")
             statements.append("CREATE TABLE \(join.name) ( \(columns.joined(separator: ", ")) )")
         }

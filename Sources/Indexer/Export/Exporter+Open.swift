@@ -40,7 +40,10 @@ extension Exporter {
         let configuration: ResolvedConfiguration
         do { configuration = try ResolvedConfiguration(source.configuration, model: store.model) } catch { throw .configuration(error.description) }
         if source.requiresHistory && !store.hasHistory { throw .historyNotTracked(path: source.storePath) }
-        let permissions = (try? FileManager.default.attributesOfItem(atPath: source.storePath)[.posixPermissions] as? Int) ?? 0o600
+        // The store's read and write bits (setuid, sticky and execute never carry over), always readable and
+        // writable by the owner: a store on read-only media still gets an index its exporter can write.
+        let storeMode = (try? FileManager.default.attributesOfItem(atPath: source.storePath)[.posixPermissions] as? Int) ?? 0o600
+        let permissions = (storeMode & 0o666) | 0o600
         let index: SearchIndex
         do { index = try SearchIndex(path: source.indexPath, mode: .readWrite(permissions: permissions)) } catch { throw .index(error) }
         return try Exporter(store: store, index: index, configuration: configuration, batchSize: source.batchSize)

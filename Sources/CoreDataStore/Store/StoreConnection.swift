@@ -1,0 +1,70 @@
+import Foundation
+import GRDB
+
+/// The reader's connection to a store, which leaves the immutable at-rest mode as soon as an app opens
+/// the store.
+///
+/// A WAL store with neither `-wal` nor `-shm` has no connection open; reading it as immutable creates no
+/// files beside it (a forensic copy or a backup stays exactly as it was). Once an app opens it, immutable
+/// pages would miss its saves and could be torn by its checkpoints, so every read first checks for the
+/// companions and for a change to the file itself (an app that opened, saved and closed between two
+/// reads leaves no companions, but its checkpoint wrote the file) and then opens the store afresh:
+/// shared while the app has it open, immutable again once it is at rest.
+final class StoreConnection: @unchecked Sendable {
+    // @unchecked: `queue` and `access` change only under `lock`, and GRDB's DatabaseQueue is itself
+    // Sendable; every other stored property is a constant.
+    private let lock = NSLock()
+    private var queue: DatabaseQueue
+    private var access: PersistentStore.Access
+    private var stamp: FileStamp?
+    let path: String
+
+    init(queue: DatabaseQueue, access: PersistentStore.Access, path: String) {
+        self.queue = queue
+        self.access = access
+        self.path = path
+        stamp = FileStamp(path: path)
+    }
+
+    /// How the pages are reached now.
+    var currentAccess: PersistentStore.Access {
+        lock.lock()
+        defer { lock.unlock() }
+        return access
+    }
+
+    /// The connection to read with, reopened shared first if an app opened the store since.
+    func database() throws(CoreDataStoreError) -> DatabaseQueue {
+        lock.lock()
+        defer { lock.unlock() }
+        if access == .atRest && (companionsExist() || FileStamp(path: path) != stamp) {
+            stamp = FileStamp(path: path)
+            (queue, _, access) = try PersistentStore.open(path: path)
+        }
+        return queue
+    }
+
+    /// Runs `body` on the current connection; a read at rest that failed because an app opened the
+    /// store meanwhile is run once more on a shared connection.
+    func read<T>(_ body: (Database) throws -> T) throws(CoreDataStoreError) -> T {
+        let database = try self.database()
+        do {
+            return try database.read(body)
+        } catch {
+            guard currentAccess == .atRest, companionsExist() || FileStamp(path: path) != stampNow else {
+                throw PersistentStore.storeError(error, path: path)
+            }
+            do { return try self.database().read(body) } catch { throw PersistentStore.storeError(error, path: path) }
+        }
+    }
+
+    private var stampNow: FileStamp? {
+        lock.lock()
+        defer { lock.unlock() }
+        return stamp
+    }
+
+    private func companionsExist() -> Bool {
+        RegularFile.kind(of: path + "-wal") != .missing || RegularFile.kind(of: path + "-shm") != .missing
+    }
+}
