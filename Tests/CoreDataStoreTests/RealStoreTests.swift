@@ -288,3 +288,41 @@ private struct Comparison {
         return a == b
     }
 }
+
+/// A store at rest is read without creating files beside it, yet a reader holding it sees an app's
+/// saves as soon as the app opens it, and after the app closed it again.
+@Suite("Stores at rest", .enabled(if: Fixtures.available, Comment(rawValue: Fixtures.skipMessage)))
+struct StoreAtRestTests {
+    let directory = Fixtures.temporaryDirectory()
+
+    func books(_ store: PersistentStore) throws -> Int {
+        try store.read { try $0.count(ofEntity: "Author") }
+    }
+
+    @Test("no -wal or -shm appears; saves made while the app has it open, and after it closed it, are seen")
+    func atRest() throws {
+        let path = try Fixtures.copyStore("SampleModel2_V1", to: directory)
+        let store = try PersistentStore(path: path)
+        #expect(store.access == .atRest)
+        let before = try books(store)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal") && !FileManager.default.fileExists(atPath: path + "-shm"))
+
+        // The app opens the store, saves and closes it between two reads: no companions are left, but
+        // its checkpoint wrote the file.
+        do {
+            let app = try StoreWriter(path: path)
+            var save = SaveRequest()
+            save.insert("Author", attributes: ["alias": .string("saved and closed"), "age": .integer(1)])
+            _ = try app.save(save)
+        }
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        #expect(try books(store) == before + 1)
+
+        // The app opens it and keeps it open: its saves are seen while it has it.
+        let app = try StoreWriter(path: path)
+        var save = SaveRequest()
+        save.insert("Author", attributes: ["alias": .string("saved while open"), "age": .integer(2)])
+        _ = try app.save(save)
+        #expect(try books(store) == before + 2)
+    }
+}

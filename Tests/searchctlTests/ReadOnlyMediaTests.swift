@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+/// Stores on read-only media (a read-only mount, a backup, someone else's folder) are read where they
+/// lie, and nothing beside them changes.
+/// Root reads through any permission, so as root the tests run searchctl as `nobody` with setpriv.
+private let canRunReadOnly = getuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+@Suite("Stores on read-only media", .enabled(if: CLI.fixturesAvailable && canRunReadOnly, Comment(rawValue: CLI.skipMessage)))
+struct ReadOnlyMediaTests {
+    static let realStores = CLI.stores.deletingLastPathComponent().appendingPathComponent("real-stores")
+    static let photos = realStores.appendingPathComponent("openhouse__osxphotos__Photos-10.15.7")
+
+    /// A folder the running user (or `nobody`) can read but not write, holding copies of `files`.
+    func readOnlyFolder(_ files: [(URL, String)]) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-ro-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (source, name) in files {
+            try FileManager.default.copyItem(at: source, to: folder.appendingPathComponent(name))
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: folder.appendingPathComponent(name).path)
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
+        return folder
+    }
+
+    /// A folder the reader may write its index into.
+    func writableFolder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-out-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        return folder
+    }
+
+    func runReadOnly(_ arguments: [String]) throws -> CLI.Result {
+        guard getuid() == 0 else { return try CLI.run(arguments) }
+        return try CLI.runProgram("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.executable.path] + arguments)
+    }
+
+    func contents(_ folder: URL) throws -> [String: Data] {
+        var result: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            result[name] = try Data(contentsOf: folder.appendingPathComponent(name))
+        }
+        return result
+    }
+
+    /// Indexes `store` in a read-only folder and checks the items equal those of the same store read
+    /// from a writable copy, and that the folder did not change.
+    func check(_ folder: URL, store: String, note: String?) throws {
+        let before = try contents(folder)
+        let output = try writableFolder()
+        let index = output.appendingPathComponent("ro.searchindex").path
+        let result = try runReadOnly(["index", "--store", folder.appendingPathComponent(store).path, "--index", index])
+        #expect(result.status == 0, "\(result.stderr)")
+        if let note { #expect(result.stderr.contains(note), "\(result.stderr)") }
+        #expect(try contents(folder) == before)
+
+        // The same files in a writable folder, read the ordinary way.
+        let writable = try writableFolder()
+        for name in before.keys { try FileManager.default.copyItem(at: folder.appendingPathComponent(name), to: writable.appendingPathComponent(name)) }
+        let reference = writable.appendingPathComponent("ref.searchindex").path
+        let indexed = try CLI.run(["index", "--store", writable.appendingPathComponent(store).path, "--index", reference])
+        #expect(indexed.status == 0, "\(indexed.stderr)")
+        let dump = try CLI.run(["dump", "--index", index]).stdout
+        let expected = try CLI.run(["dump", "--index", reference]).stdout
+        #expect(!dump.isEmpty && dump == expected)
+    }
+
+    @Test("a store at rest (no -wal, no -shm) is read in place")
+    func atRest() throws {
+        let folder = try readOnlyFolder([(CLI.stores.appendingPathComponent("SampleModel2_V1.sqlite"), "Books.sqlite")])
+        try check(folder, store: "Books.sqlite", note: nil)
+    }
+
+    @Test("a store whose -wal and -shm exist but cannot be written is read in place")
+    func readOnlyCompanions() throws {
+        let folder = try readOnlyFolder(["", "-wal", "-shm"].map { (Self.photos.appendingPathComponent("Photos.sqlite" + $0), "Photos.sqlite" + $0) })
+        try check(folder, store: "Photos.sqlite", note: nil)
+    }
+
+    @Test("a store whose -wal holds data but has no -shm is read from a private copy")
+    func walWithoutShm() throws {
+        let copies = { try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("searchlight-store-") } }
+        let before = Set(try copies())
+        let folder = try readOnlyFolder(["", "-wal"].map { (Self.photos.appendingPathComponent("Photos.sqlite" + $0), "Photos.sqlite" + $0) })
+        try check(folder, store: "Photos.sqlite", note: "read from a private copy")
+        // The copy is gone once the command ends.
+        #expect(Set(try copies()).subtracting(before).isEmpty)
+    }
+
+    @Test("a store with an empty -wal and no -shm is read as an immutable file")
+    func emptyWal() throws {
+        let empty = try writableFolder().appendingPathComponent("empty-wal")
+        FileManager.default.createFile(atPath: empty.path, contents: Data())
+        let folder = try readOnlyFolder([(CLI.stores.appendingPathComponent("SampleModel2_V1.sqlite"), "Books.sqlite"), (empty, "Books.sqlite-wal")])
+        try check(folder, store: "Books.sqlite", note: "immutable")
+    }
+}
