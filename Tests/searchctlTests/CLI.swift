@@ -6,6 +6,8 @@ enum CLI {
         var status: Int32
         var stdout: String
         var stderr: String
+        /// Whether the process died of a signal (`status` is then the signal's number).
+        var signaled = false
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
@@ -42,7 +44,8 @@ enum CLI {
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self),
+                      signaled: process.terminationReason == .uncaughtSignal)
     }
 
     static func copyStore(_ name: String) throws -> String {
