@@ -1,0 +1,86 @@
+import CoreDataStore
+import Foundation
+import GRDB
+@testable import Indexer
+import SearchIndex
+import Testing
+
+private let realStoresFolder = ExporterTests.shared.deletingLastPathComponent().appendingPathComponent("real-stores")
+private let realStoresAvailable = FileManager.default.fileExists(atPath: realStoresFolder.appendingPathComponent("README.md").path)
+
+/// Every real Apple-written store indexes with zero configuration: one item per object of every
+/// concrete entity, nothing written beside the store, and a second catch-up finds nothing to do.
+@Suite("Zero-configuration export of real stores", .enabled(if: realStoresAvailable, "../shared/fixtures/real-stores is absent"))
+struct RealStoreExportTests {
+    static let realStores = realStoresFolder
+    static let stores: [(folder: String, file: String)] = [
+        ("openhouse__osxphotos__Photos-10.15.7", "Photos.sqlite"),
+        ("log2timeline__plaso__macos_knowledgec-10.13", "knowledgec-10.13.db"),
+        ("log2timeline__plaso__ios_RMAdminStore-Local", "RMAdminStore-Local.sqlite"),
+        ("wibosco__CoreDataMigration-Example__Example_WAL", "CoreDataMigration_Example_WAL.sqlite"),
+        ("frollous__frollo-swift-sdk__FrolloSDKDataModel-1.7.2", "FrolloSDKDataModel-1.7.2.sqlite"),
+        ("billtkh__KeasyBoard__Simplex", "Simplex.sqlite"),
+        ("kodecocodes__cdt-materials__SurfJournalModel", "SurfJournalModel.sqlite"),
+        ("Karim-ezzedine__CartKit__CartKitSwiftData_v1", "CartKitSwiftData_v1.sqlite"),
+    ]
+
+    @Test("one item per object, the store untouched, nothing left to do afterwards", arguments: stores.map(\.folder))
+    func export(folder name: String) throws {
+        let file = try #require(Self.stores.first { $0.folder == name }?.file)
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("real-export-\(UUID().uuidString)")
+        let folder = work.appendingPathComponent("store")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Self.realStores.appendingPathComponent(name), to: folder)
+        for entry in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.appendingPathComponent(entry).path)
+        }
+        let before = try Self.files(folder)
+        let path = folder.appendingPathComponent(file).path
+
+        let store = try PersistentStore(path: path)
+        let index = try SearchIndex(path: work.appendingPathComponent("index.searchindex").path, mode: .readWrite(permissions: nil))
+        let configuration = try ResolvedConfiguration(nil, model: store.model)
+        let exporter = try Exporter(store: store, index: index, configuration: configuration)
+        let summary = try exporter.catchUp()
+        #expect(summary.updated == 0 && summary.deleted == 0)
+
+        // The objects every plan's entity holds, counted by the reader entity by entity.
+        var expected: Set<String> = []
+        try store.read { snapshot throws in
+            for entity in configuration.plans.keys {
+                var after: Int64 = 0
+                while case let page = try snapshot.objects(ofEntity: entity, afterPrimaryKey: after, limit: 2_000, relationships: .toOneOnly),
+                      let last = page.last {
+                    for object in page where object.entityName == entity { expected.insert(object.objectID.uriRepresentation) }
+                    after = last.objectID.primaryKey
+                }
+            }
+        }
+        let items = try index.dump()
+        #expect(Set(items.map(\.uri)) == expected)
+        #expect(items.count == expected.count && summary.inserted == expected.count)
+        #expect(!items.isEmpty)
+
+        let again = try exporter.catchUp()
+        if store.hasHistory {
+            #expect(again.inserted == 0 && again.updated == 0 && again.deleted == 0)
+            #expect(again.token == (try store.historyBounds()).newest)
+        } else {
+            // Without history every run exports the store again; the items stay the same.
+            #expect(Set(try index.dump().map(\.uri)) == expected)
+        }
+        #expect(try Self.files(folder) == before)
+    }
+
+    static func files(_ folder: URL) throws -> [String: Data] {
+        var result: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            var isDirectory: ObjCBool = false
+            let path = folder.appendingPathComponent(name).path
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                result[name] = try Data(contentsOf: URL(fileURLWithPath: path))
+            }
+        }
+        return result
+    }
+}
