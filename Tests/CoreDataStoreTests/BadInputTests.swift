@@ -84,4 +84,86 @@ struct BadInputTests {
             try store.validate(id)
         }
     }
+
+    @Test("FIFOs, sockets' kin and directories are refused before anything reads them", .timeLimit(.minutes(1)))
+    func nonRegularFiles() throws {
+        let fifo = directory.appendingPathComponent("pipe.sqlite").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Opening a FIFO for reading would block until a writer appears: these must return at once.
+        #expect(throws: CoreDataStoreError.unsupportedStore(path: fifo, detail: "it is a FIFO (named pipe), not a regular file")) {
+            try PersistentStore(path: fifo)
+        }
+        #expect(throws: CoreDataStoreError.invalidModelFile(path: fifo, reason: "it is a FIFO (named pipe), not a regular file")) {
+            try ManagedObjectModel(contentsOf: fifo)
+        }
+        let store = try Fixtures.copyStore("SampleModel2_V1", to: directory)
+        #expect(mkfifo(store + "-wal", 0o600) == 0)
+        #expect(throws: CoreDataStoreError.unsupportedStore(path: store, detail: "its -wal companion is a FIFO (named pipe), not a regular file")) {
+            try PersistentStore(path: store)
+        }
+    }
+
+    @Test("model XML: nesting, element count and entity expansion are bounded")
+    func hostileModelXML() throws {
+        let deep = Data(("<model>" + String(repeating: "<a>", count: 100_000) + String(repeating: "</a>", count: 100_000) + "</model>").utf8)
+        #expect(throws: CoreDataStoreError.invalidModelFile(path: "deep", reason: "the XML nests elements more than 64 deep (at line 1)")) {
+            try ManagedObjectModel(modelFileXML: deep, path: "deep")
+        }
+        let wide = Data(("<model>" + String(repeating: "<entity name=\"E\"/>", count: 300_000) + "</model>").utf8)
+        #expect(throws: CoreDataStoreError.invalidModelFile(path: "wide", reason: "the XML has more than 200000 elements (at line 1)")) {
+            try ManagedObjectModel(modelFileXML: wide, path: "wide")
+        }
+        var laughs = "<?xml version=\"1.0\"?><!DOCTYPE m [<!ENTITY l0 \"lol\">"
+        for level in 1...9 { laughs += "<!ENTITY l\(level) \"" + String(repeating: "&l\(level - 1);", count: 10) + "\">" }
+        laughs += "]><model><entity name=\"&l9;\"/></model>"
+        do {
+            _ = try ManagedObjectModel(modelFileXML: Data(laughs.utf8), path: "laughs")
+            Issue.record("a billion laughs was accepted")
+        } catch {
+            guard case .invalidModelFile = error else { Issue.record("unexpected \(error)"); return }
+        }
+    }
+
+    @Test("property lists: object count, references and nesting are bounded")
+    func hostilePropertyLists() throws {
+        // One array holding a million references to itself's sibling: refused by the reference budget.
+        var objects: [[UInt8]] = []
+        let count = 5_000_000
+        var array: [UInt8] = [0xAF, 0x13] + withUnsafeBytes(of: UInt32(count).bigEndian, Array.init)
+        array += [UInt8](repeating: 1, count: count) // every element is object 1
+        objects.append(array)
+        objects.append([0x09]) // true
+        let plist = Self.binaryPlist(objects, refSize: 1)
+        #expect(throws: BinaryPropertyList.DecodingError.self) { try BinaryPropertyList.decode(plist) }
+        // Arrays nested 1,000 deep: object i is a one-element array holding object i + 1.
+        var chain: [[UInt8]] = []
+        for index in 0..<999 {
+            let next = UInt16(index + 1)
+            chain.append([0xA1, UInt8(next >> 8), UInt8(next & 0xFF)])
+        }
+        chain.append([0x09])
+        do {
+            _ = try BinaryPropertyList.decode(Self.binaryPlist(chain, refSize: 2))
+            Issue.record("1,000-deep nesting was accepted")
+        } catch {
+            #expect(error.reason.contains("deep"))
+        }
+    }
+
+    /// Lays out objects (already encoded, references of `refSize` bytes) as a bplist00 with top object 0.
+    static func binaryPlist(_ objects: [[UInt8]], refSize: Int) -> Data {
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for object in objects {
+            offsets.append(bytes.count)
+            bytes += object
+        }
+        let tableOffset = bytes.count
+        for offset in offsets { bytes += withUnsafeBytes(of: UInt64(offset).bigEndian, Array.init) }
+        bytes += [0, 0, 0, 0, 0, 0, 8, UInt8(refSize)]
+        bytes += withUnsafeBytes(of: UInt64(objects.count).bigEndian, Array.init)
+        bytes += withUnsafeBytes(of: UInt64(0).bigEndian, Array.init)
+        bytes += withUnsafeBytes(of: UInt64(tableOffset).bigEndian, Array.init)
+        return Data(bytes)
+    }
 }

@@ -1,12 +1,15 @@
 import Foundation
 
 extension ManagedObjectModel {
+    /// The largest inflated `Z_MODELCACHE` decoded: 16 MiB, 58× the largest real one seen (Photos, 285 KB).
+    public static let maximumModelCacheSize = 16 << 20
+
     /// Decodes the model a store carries in `Z_MODELCACHE.Z_CONTENT`: raw DEFLATE around an
     /// `NSKeyedArchiver` archive whose root is the `NSManagedObjectModel`.
     public init(modelCache content: Data) throws(CoreDataStoreError) {
         let archive: KeyedArchive
         do {
-            archive = try KeyedArchive(data: try RawDeflate.inflate(content))
+            archive = try KeyedArchive(data: try RawDeflate.inflate(content, limit: Self.maximumModelCacheSize))
         } catch {
             throw .invalidModel(reason: "Z_MODELCACHE cannot be decoded (\(error))")
         }

@@ -4,15 +4,23 @@ import FoundationXML
 #endif
 
 extension ManagedObjectModel {
+    /// The largest model `contents` file read: 64 MiB, far beyond any real model (the largest here is 57 KB).
+    static let maximumModelFileSize = 64 << 20
+
     /// Reads an Xcode model: a `.xcdatamodeld` bundle (its current version), a `.xcdatamodel` folder,
     /// or a `contents` XML file.
     public init(contentsOf path: String) throws(CoreDataStoreError) {
         let contents = try Self.contentsFile(for: path)
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: contents))
+            data = try RegularFile.read(contents, limit: Self.maximumModelFileSize, whole: true)
         } catch {
-            throw .invalidModelFile(path: contents, reason: "the file cannot be read")
+            switch error {
+            case .missing: throw .fileNotFound(path: contents)
+            case .notRegular(let kind): throw .invalidModelFile(path: contents, reason: "it is \(kind), not a regular file")
+            case .unreadable(let reason): throw .invalidModelFile(path: contents, reason: "the file cannot be read (\(reason))")
+            case .tooLarge(let limit): throw .invalidModelFile(path: contents, reason: "the file is larger than \(limit >> 20) MiB")
+            }
         }
         try self.init(modelFileXML: data, path: path)
     }
@@ -51,7 +59,7 @@ extension ManagedObjectModel {
                 .filter { $0.hasSuffix(".xcdatamodel") }
                 .sorted { $0.localizedStandardCompare($1) == .orderedAscending }
             var current: String?
-            if let plistData = try? Data(contentsOf: url.appendingPathComponent(".xccurrentversion")),
+            if let plistData = try? RegularFile.read(url.appendingPathComponent(".xccurrentversion").path, limit: 1 << 20, whole: true),
                let plist = try? PropertyListSerialization.propertyList(from: plistData, format: nil) as? [String: Any],
                let name = plist["_XCCurrentVersionName"] as? String, !name.isEmpty {
                 current = name
@@ -166,11 +174,23 @@ struct XMLTree {
 
     func children(named name: String) -> [XMLTree] { children.filter { $0.name == name } }
 
+    /// The deepest element nesting read: real model files nest five deep (model, entity, attribute,
+    /// userInfo, entry); a deeper file is hostile or not a model.
+    static let maximumDepth = 64
+    /// The most elements read: 50× the largest real model seen here.
+    static let maximumElements = 200_000
+
     static func parse(_ data: Data, path: String) throws(CoreDataStoreError) -> XMLTree {
         let parser = XMLParser(data: data)
+        // A model file never needs external entities or DTDs; refusing them keeps reads local and bounded.
+        parser.shouldResolveExternalEntities = false
         let builder = Builder()
         parser.delegate = builder
-        guard parser.parse(), let root = builder.root else {
+        let parsed = parser.parse()
+        if let limit = builder.exceeded {
+            throw .invalidModelFile(path: path, reason: "the XML \(limit) (at line \(parser.lineNumber))")
+        }
+        guard parsed, let root = builder.root else {
             let reason = parser.parserError.map { "invalid XML at line \(parser.lineNumber): \($0.localizedDescription)" }
                 ?? "invalid XML"
             throw .invalidModelFile(path: path, reason: reason)
@@ -181,14 +201,24 @@ struct XMLTree {
     private final class Builder: NSObject, XMLParserDelegate {
         var stack: [XMLTree] = []
         var root: XMLTree?
+        var elements = 0
+        /// Which limit the file exceeded, if any.
+        var exceeded: String?
 
         func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
                     qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+            elements += 1
+            if stack.count >= XMLTree.maximumDepth {
+                exceeded = "nests elements more than \(XMLTree.maximumDepth) deep"
+            } else if elements > XMLTree.maximumElements {
+                exceeded = "has more than \(XMLTree.maximumElements) elements"
+            }
+            guard exceeded == nil else { return parser.abortParsing() }
             stack.append(XMLTree(name: elementName, attributes: attributeDict, children: []))
         }
 
         func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
-            guard let node = stack.popLast() else { return }
+            guard exceeded == nil, let node = stack.popLast() else { return }
             if stack.isEmpty { root = node } else { stack[stack.count - 1].children.append(node) }
         }
     }

@@ -13,6 +13,14 @@ public enum BinaryPropertyList {
         public var description: String { "invalid binary property list: \(reason)" }
     }
 
+    /// The most objects a property list may hold: 200× the largest real model archive seen (Photos, 4,806).
+    public static let maximumObjects = 1_000_000
+    /// The most object references all its arrays, sets and dictionaries may hold together, so that a few
+    /// hundred kilobytes of one-byte references cannot expand into gigabytes of decoded elements.
+    public static let maximumReferences = 4_000_000
+    /// The deepest nesting of arrays and dictionaries decoded.
+    public static let maximumDepth = 256
+
     /// Decodes the top object of a binary property list.
     public static func decode(_ data: Data) throws(DecodingError) -> PropertyListValue {
         var reader = Reader(bytes: [UInt8](data))
@@ -36,6 +44,7 @@ extension BinaryPropertyList {
         var objectRefSize = 0
         var inProgress: Set<Int> = []
         var cache: [Int: PropertyListValue] = [:]
+        var referencesRead = 0
 
         init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -53,6 +62,9 @@ extension BinaryPropertyList {
             let tableOffset = try readUInt(at: trailer + 24, size: 8)
             guard (1...8).contains(offsetIntSize), (1...8).contains(objectRefSize) else {
                 throw fail("bad integer sizes in trailer")
+            }
+            guard objectCount <= UInt64(BinaryPropertyList.maximumObjects) else {
+                throw fail("\(objectCount) objects, more than the \(BinaryPropertyList.maximumObjects) allowed")
             }
             guard objectCount > 0, objectCount < UInt64(bytes.count), topObject < objectCount,
                   tableOffset >= 8, tableOffset < UInt64(trailer),
@@ -88,8 +100,12 @@ extension BinaryPropertyList {
             return (Int(count), position + 2 + size)
         }
 
-        func references(count: Int, at start: Int) throws(DecodingError) -> [Int] {
+        mutating func references(count: Int, at start: Int) throws(DecodingError) -> [Int] {
             guard count >= 0, start + count * objectRefSize <= bytes.count else { throw fail("read past end") }
+            referencesRead += count
+            guard referencesRead <= BinaryPropertyList.maximumReferences else {
+                throw fail("more than \(BinaryPropertyList.maximumReferences) object references in all")
+            }
             var refs: [Int] = []
             refs.reserveCapacity(count)
             for i in 0..<count {
@@ -102,7 +118,7 @@ extension BinaryPropertyList {
 
         mutating func object(_ index: Int, depth: Int) throws(DecodingError) -> PropertyListValue {
             if let cached = cache[index] { return cached }
-            guard depth < 512 else { throw fail("nesting too deep") }
+            guard depth < BinaryPropertyList.maximumDepth else { throw fail("nested more than \(BinaryPropertyList.maximumDepth) deep") }
             guard inProgress.insert(index).inserted else { throw fail("reference cycle") }
             defer { inProgress.remove(index) }
             let position = offsets[index]
