@@ -8,7 +8,7 @@ private let canRunReadOnly = getuid() != 0 || FileManager.default.isExecutableFi
 
 @Suite("Stores on read-only media", .enabled(if: CLI.fixturesAvailable && canRunReadOnly, Comment(rawValue: CLI.skipMessage)))
 struct ReadOnlyMediaTests {
-    static let realStores = CLI.stores.deletingLastPathComponent().appendingPathComponent("real-stores")
+    nonisolated static let realStores = CLI.stores.deletingLastPathComponent().appendingPathComponent("real-stores")
     static let photos = realStores.appendingPathComponent("openhouse__osxphotos__Photos-10.15.7")
 
     /// A folder the running user (or `nobody`) can read but not write, holding copies of `files`.
@@ -93,5 +93,28 @@ struct ReadOnlyMediaTests {
         FileManager.default.createFile(atPath: empty.path, contents: Data())
         let folder = try readOnlyFolder([(CLI.stores.appendingPathComponent("SampleModel2_V1.sqlite"), "Books.sqlite"), (empty, "Books.sqlite-wal")])
         try check(folder, store: "Books.sqlite", note: "immutable")
+    }
+}
+
+/// The command line on a real Photos library: many-to-many and ordered relationships resolve.
+@Suite("A real Photos library from the command line", .enabled(if: FileManager.default.fileExists(atPath: ReadOnlyMediaTests.photos.path), Comment(rawValue: CLI.skipMessage)))
+struct PhotosLibraryTests {
+    @Test("index, dump, then resolve every item through stdin: exit 0, one object per URI, albums list their assets in order")
+    func resolveEverything() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("photos-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: ReadOnlyMediaTests.photos, to: folder)
+        let store = folder.appendingPathComponent("Photos.sqlite").path
+        #expect(try CLI.run(["index", "--store", store, "--quiet"]).status == 0)
+        let uris = try CLI.run(["dump", "--store", store]).lines.compactMap { line -> String? in
+            (try? CLI.json(line) as? [String: Any])?["uri"] as? String
+        }
+        #expect(uris.count > 900)
+        let resolved = try CLI.run(["resolve", "-", "--store", store, "--format", "jsonl"], stdin: uris.joined(separator: "\n") + "\n")
+        #expect(resolved.status == 0, "\(resolved.stderr)")
+        #expect(resolved.lines.count == uris.count)
+        let album = try #require(resolved.lines.compactMap { try? CLI.json($0) as? [String: Any] }
+            .first { $0["uri"] as? String == "x-coredata://FE941CCE-3AF4-4243-907C-C2233C09008D/Album/p5" })
+        let assets = (album["relationships"] as? [String: Any])?["assets"] as? [String]
+        #expect(assets?.count ?? 0 >= 2)
     }
 }
