@@ -45,6 +45,16 @@ public struct ManagedObjectModel: Sendable {
                 throw .invalidModel(reason: "entity \(entity.name) is declared twice")
             }
         }
+        // Names become URI path segments and SQL column names: anything but an identifier is hostile.
+        for entity in sorted {
+            guard Self.isIdentifier(entity.name) else {
+                throw .invalidModel(reason: "an entity is named \(Self.quoted(entity.name)), which is not a name Core Data allows")
+            }
+            let properties = entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.relationships.map(\.destinationEntityName)
+            if let bad = properties.first(where: { !Self.isIdentifier($0) }) {
+                throw .invalidModel(reason: "entity \(entity.name) has a property named \(Self.quoted(bad)), which is not a name Core Data allows")
+            }
+        }
         var children: [String: [String]] = [:]
         for entity in sorted {
             guard let parent = entity.superentityName else { continue }
@@ -74,6 +84,20 @@ public struct ManagedObjectModel: Sendable {
                 throw .invalidModel(reason: "relationship \(entity.name).\(relationship.name) points at an entity \(relationship.destinationEntityName) that does not exist")
             }
         }
+    }
+
+    /// Whether a name is what Core Data accepts for entities and properties: letters, digits and
+    /// underscores, not starting with a digit, at most 255 characters.
+    static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 255,
+              first.properties.isAlphabetic || first == "_" else { return false }
+        return name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }
+    }
+
+    /// A name quoted for a message, control characters escaped.
+    static func quoted(_ name: String) -> String {
+        "'" + name.unicodeScalars.prefix(40).map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }.joined()
+            + (name.unicodeScalars.count > 40 ? "…" : "") + "'"
     }
 
     /// The entity with this name.

@@ -8,6 +8,9 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
     case configuration(String)
     /// Another exporter writes this index.
     case lock(path: String, holder: Int32?, reason: String?)
+    /// A file Searchlight would write is not one it may safely write (a symbolic link, another user's
+    /// file, a hard link to something else): writing it could clobber a file elsewhere.
+    case unsafeFile(path: String, reason: String)
     /// Following needs history the store does not track.
     case historyNotTracked(path: String)
     /// Something failed that none of the cases above explains: a bug, not bad input.
@@ -21,6 +24,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
         case .lock(let path, let holder, let reason):
             if let reason { "cannot take the writer lock \(path): \(reason)" }
             else { "another searchctl index (pid \(holder.map(String.init) ?? "unknown")) is writing this index; wait for it or stop it" }
+        case .unsafeFile(let path, let reason):
+            "refusing to write \(path): \(reason); remove it (it is not Searchlight's) and run again"
         case .internalFailure(let message):
             "internal error: \(message); this is a Searchlight bug: please report it with the command you ran"
         case .historyNotTracked(let path):

@@ -7,10 +7,30 @@ final class WriterLock {
     private var released = false
 
     /// Takes the lock or reports who holds it.
+    ///
+    /// The lock file sits in a folder others may write: it is never followed through a symbolic link,
+    /// and it is written only once it is known to be the running user's own regular file with no other
+    /// name, so a planted link cannot make the exporter truncate a file elsewhere.
     init(indexPath: String) throws(ExportError) {
         let path = indexPath + ".lock"
-        descriptor = open(path, O_CREAT | O_RDWR, 0o600)
-        guard descriptor >= 0 else { throw .lock(path: path, holder: nil, reason: String(cString: strerror(errno))) }
+        descriptor = open(path, O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+        guard descriptor >= 0 else {
+            if errno == ELOOP { throw .unsafeFile(path: path, reason: "it is a symbolic link") }
+            throw .lock(path: path, holder: nil, reason: String(cString: strerror(errno)))
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            close(descriptor)
+            throw .lock(path: path, holder: nil, reason: String(cString: strerror(errno)))
+        }
+        let problem: String? = if info.st_mode & S_IFMT != S_IFREG { "it is not a regular file" }
+            else if info.st_uid != geteuid() { "it belongs to another user (uid \(info.st_uid))" }
+            else if info.st_nlink != 1 { "it has \(info.st_nlink) names (a hard link to another file)" }
+            else { nil }
+        if let problem {
+            close(descriptor)
+            throw .unsafeFile(path: path, reason: problem)
+        }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             var buffer = [UInt8](repeating: 0, count: 32)
             let count = pread(descriptor, &buffer, buffer.count, 0)

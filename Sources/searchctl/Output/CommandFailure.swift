@@ -68,6 +68,7 @@ func fail(_ error: any Error) -> ExitCode {
         case .store(let inner): return ExitCode(inner.exitStatus.rawValue)
         case .index(let inner): return ExitCode(inner.exitStatus.rawValue)
         case .lock: return ExitCode(ExitStatus.temporaryFailure.rawValue)
+        case .unsafeFile: return ExitCode(ExitStatus.dataError.rawValue)
         case .configuration, .historyNotTracked: return ExitCode(ExitStatus.dataError.rawValue)
         case .internalFailure: return ExitCode(ExitStatus.software.rawValue)
         }

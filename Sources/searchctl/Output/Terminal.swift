@@ -25,6 +25,28 @@ enum Terminal {
     }
 }
 
+extension String {
+    /// The text with every control character (C0, DEL, C1) and bidirectional override shown as an escape
+    /// (`\u{1B}`, `\n`): data from a store can never move the cursor, retitle the window, hide text or
+    /// start a new output line.
+    var terminalSafe: String {
+        guard unicodeScalars.contains(where: \.isUnsafeOnTerminal) else { return self }
+        var result = ""
+        for scalar in unicodeScalars {
+            result += scalar.isUnsafeOnTerminal ? scalar.escaped(asASCII: true) : String(scalar)
+        }
+        return result
+    }
+}
+
+extension Unicode.Scalar {
+    /// Control characters and the bidirectional controls that reorder what a terminal shows.
+    var isUnsafeOnTerminal: Bool {
+        properties.generalCategory == .control || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
+            || value == 0x200E || value == 0x200F || value == 0x061C
+    }
+}
+
 extension Int {
     /// The number with thousands separators (`235,160`), the same in every locale so output stays stable.
     var grouped: String {

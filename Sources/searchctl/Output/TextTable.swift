@@ -13,6 +13,8 @@ struct TextTable {
 
     /// The table as text, at most `width` columns wide when it can be (nil: as wide as it needs).
     func render(width: Int? = nil, color: Bool = false) -> String {
+        let headers = headers.map(\.terminalSafe)
+        let rows = rows.map { $0.map(\.terminalSafe) }
         var widths = headers.indices.map { column in
             ([headers[column]] + rows.map { column < $0.count ? $0[column] : "" }).map(\.displayWidth).max() ?? 0
         }
