@@ -37,6 +37,8 @@ public final class SearchIndex: Sendable {
         do {
             switch mode {
             case .readOnly:
+                // Opening a FIFO or device would block or read garbage: only regular files are indexes.
+                if let problem = IndexFile.readProblem(path) { throw SearchIndexError.notAnIndex(path: path, detail: problem) }
                 guard manager.fileExists(atPath: path) else { throw SearchIndexError.indexNotFound(path: path) }
                 configuration.readonly = true
                 let queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -44,9 +46,21 @@ public final class SearchIndex: Sendable {
                 database = queue
                 writer = nil
             case .readWrite(let permissions):
-                if !manager.fileExists(atPath: path) {
-                    try Self.create(at: path, permissions: permissions ?? 0o600, configuration: configuration)
+                let allowed = mode_t(permissions ?? 0o600)
+                IndexFile.removeStaleTemporaries(of: path)
+                for file in [path, path + "-wal", path + "-shm"] {
+                    if let problem = IndexFile.writeProblem(file) { throw SearchIndexError.unsafeFile(path: file, reason: problem) }
                 }
+                switch IndexFile.state(path) {
+                case .missing:
+                    try Self.create(at: path, permissions: Int(allowed), configuration: configuration)
+                case .regular(_, _, let size, _) where size > 0:
+                    // Nothing writes to a file before it is known to be an index: not the WAL switch, not the migrator.
+                    try IndexFile.verifyIsIndex(path, configuration: configuration)
+                default:
+                    break // the user's own empty file: an index not yet built
+                }
+                IndexFile.tighten(path, to: allowed)
                 configuration.journalMode = .wal
                 let pool = try DatabasePool(path: path, configuration: configuration)
                 try Self.checkSchema(pool, path: path, canMigrate: true)
@@ -67,7 +81,7 @@ public final class SearchIndex: Sendable {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).creating-\(getpid())").path
         for suffix in ["", "-journal"] { unlink(temporary + suffix) } // a leftover of this pid's predecessor
         let mode = mode_t(permissions)
-        let descriptor = open(temporary, O_CREAT | O_EXCL | O_WRONLY, mode)
+        let descriptor = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
             throw SearchIndexError.database(path: path, message: "cannot create the file: \(String(cString: strerror(errno)))")
         }
@@ -78,10 +92,13 @@ public final class SearchIndex: Sendable {
         try migrator.migrate(queue)
         try queue.write { db in try db.execute(sql: "PRAGMA user_version = \(schemaVersion)") }
         try queue.close()
-        // link, not rename: another process that created the index first keeps its file (EEXIST).
+        // link, not rename: another process that created the index first keeps its file (EEXIST). Whatever
+        // is there then must pass the same checks as any existing file: a link planted meanwhile does not.
         guard link(temporary, path) == 0 || errno == EEXIST else {
             throw SearchIndexError.database(path: path, message: "cannot create the file: \(String(cString: strerror(errno)))")
         }
+        unlink(temporary) // before the check below: until then the new index has two names
+        if let problem = IndexFile.writeProblem(path) { throw SearchIndexError.unsafeFile(path: path, reason: problem) }
     }
 
     private static func checkSchema(_ reader: any DatabaseReader, path: String, canMigrate: Bool) throws {

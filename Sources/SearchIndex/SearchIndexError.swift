@@ -4,6 +4,9 @@ public enum SearchIndexError: Error, Sendable, Equatable {
     case indexNotFound(path: String)
     /// The file is not a Searchlight index (or is damaged).
     case notAnIndex(path: String, detail: String)
+    /// A file at or beside the index path is not one Searchlight may write (a symbolic link, another
+    /// user's file, a second name of another file).
+    case unsafeFile(path: String, reason: String)
     /// The index was written by an older Searchlight and is opened read-only, so it cannot be migrated.
     case needsUpgrade(path: String)
     /// The index was written by a newer Searchlight.
@@ -27,6 +30,8 @@ extension SearchIndexError: CustomStringConvertible {
             "no index at \(path); build one with: searchctl index --store <store.sqlite>"
         case .notAnIndex(let path, let detail):
             "\(path) is not a Searchlight index (\(detail)); point --index at an index, or move the file aside and run searchctl index to build one"
+        case .unsafeFile(let path, let reason):
+            "refusing to write \(path): \(reason); remove it or choose another --index"
         case .needsUpgrade(let path):
             "\(path) was written by an older Searchlight; run searchctl index on its store once to upgrade it"
         case .newerSchema(let path, let version):

@@ -73,4 +73,125 @@ struct UnsafeFileTests {
             if arguments[0] != "dump" { #expect(result.stdout.contains("\\u{1B}]0;pwned"), "\(arguments)") }
         }
     }
+
+    func files(_ folder: URL) throws -> [String: Data] {
+        var result: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            result[name] = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path) ?? Data()
+        }
+        return result
+    }
+
+    @Test("a symbolic link at the index path, dangling or not, is never written through")
+    func symlinkedIndex() throws {
+        let store = try CLI.copyStore("SampleModel3_V1")
+        let folder = URL(fileURLWithPath: store).deletingLastPathComponent()
+        let index = folder.appendingPathComponent("Books.searchindex").path
+        let dangling = folder.appendingPathComponent("created-through-link").path
+        try FileManager.default.createSymbolicLink(atPath: index, withDestinationPath: dangling)
+        var result = try CLI.run(["index", "--store", store, "--index", index])
+        #expect(result.status == 65 && result.stderr.contains("symbolic link"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dangling))
+
+        let target = try victim(in: folder)
+        try FileManager.default.removeItem(atPath: index)
+        try FileManager.default.createSymbolicLink(atPath: index, withDestinationPath: target.path)
+        result = try CLI.run(["index", "--store", store, "--index", index])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(try Data(contentsOf: target) == Data("precious\n".utf8))
+    }
+
+    @Test("symbolic links planted at the index's -wal and -shm are never written through")
+    func symlinkedCompanions() throws {
+        let store = try CLI.copyStore("SampleModel3_V1")
+        let folder = URL(fileURLWithPath: store).deletingLastPathComponent()
+        let target = try victim(in: folder)
+        let index = folder.appendingPathComponent("Books.searchindex").path
+        for suffix in ["-wal", "-shm"] {
+            try FileManager.default.createSymbolicLink(atPath: index + suffix, withDestinationPath: target.path)
+            let result = try CLI.run(["index", "--store", store, "--index", index])
+            #expect(result.status == 65 && result.stderr.contains("symbolic link"), "\(result.stderr)")
+            #expect(try Data(contentsOf: target) == Data("precious\n".utf8))
+            try FileManager.default.removeItem(atPath: index + suffix)
+        }
+    }
+
+    @Test("an empty file another user created at the index path is refused", .enabled(if: getuid() == 0, "needs root to give a file to another user"))
+    func foreignEmptyIndex() throws {
+        let store = try CLI.copyStore("SampleModel3_V1")
+        let index = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("Books.searchindex").path
+        FileManager.default.createFile(atPath: index, contents: Data(), attributes: [.posixPermissions: 0o666])
+        #expect(chown(index, 65534, 65534) == 0)
+        let result = try CLI.run(["index", "--store", store, "--index", index])
+        #expect(result.status == 65 && result.stderr.contains("another user"), "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: index)).isEmpty)
+    }
+
+    @Test("the index can never be the store, by either path or by a store named like an index")
+    func indexIsTheStore() throws {
+        let store = try CLI.copyStore("SampleModel2_V1")
+        let folder = URL(fileURLWithPath: store).deletingLastPathComponent()
+        let before = try files(folder)
+        var result = try CLI.run(["index", "--store", store, "--index", store])
+        #expect(result.status == 65, "\(result.stderr)")
+        let link = folder.appendingPathComponent("alias.searchindex").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: store)
+        result = try CLI.run(["index", "--store", store, "--index", link])
+        #expect(result.status == 65, "\(result.stderr)")
+        try FileManager.default.removeItem(atPath: link)
+        #expect(try files(folder) == before)
+
+        // A store whose name ends in .searchindex: its default index path is the store itself.
+        let named = folder.appendingPathComponent("Trap.searchindex").path
+        try FileManager.default.moveItem(atPath: store, toPath: named)
+        let moved = try files(folder)
+        result = try CLI.run(["index", "--store", named])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(try files(folder) == moved)
+    }
+
+    @Test("another program's SQLite file at the index path is refused and left byte-identical")
+    func foreignDatabase() throws {
+        let store = try CLI.copyStore("SampleModel3_V1")
+        let folder = URL(fileURLWithPath: store).deletingLastPathComponent()
+        let index = folder.appendingPathComponent("Books.searchindex").path
+        let queue = try DatabaseQueue(path: index)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine')") }
+        try queue.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: index))
+        let result = try CLI.run(["index", "--store", store, "--index", index])
+        #expect(result.status == 65 && result.stderr.contains("not a Searchlight index"), "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: index)) == before)
+        #expect(!FileManager.default.fileExists(atPath: index + "-wal"))
+    }
+
+    @Test("index modes come from the resolved store's permission bits, and follow the store when it is tightened")
+    func modes() throws {
+        let store = try CLI.copyStore("SampleModel3_V1")
+        let folder = URL(fileURLWithPath: store).deletingLastPathComponent()
+        try FileManager.default.setAttributes([.posixPermissions: 0o6640], ofItemAtPath: store) // setuid, setgid
+        let link = folder.appendingPathComponent("Linked.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: store)
+        let index = folder.appendingPathComponent("Linked.searchindex").path
+        #expect(try CLI.run(["index", "--store", link, "--index", index]).status == 0)
+        func mode(_ path: String) throws -> Int { try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int ?? -1 }
+        #expect(try mode(index) == 0o640)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: store)
+        #expect(try CLI.run(["index", "--store", link, "--index", index]).status == 0)
+        #expect(try mode(index) == 0o600)
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: index + suffix) {
+            #expect(try mode(index + suffix) & 0o077 == 0)
+        }
+    }
+
+    @Test("temporaries left by killed runs are removed")
+    func staleTemporaries() throws {
+        let store = try CLI.copyStore("SampleModel3_V1")
+        let folder = URL(fileURLWithPath: store).deletingLastPathComponent()
+        // A pid far above any the kernel hands out here.
+        let leftover = folder.appendingPathComponent(".Books.searchindex.creating-999999999").path
+        FileManager.default.createFile(atPath: leftover, contents: Data("half".utf8))
+        #expect(try CLI.run(["index", "--store", store, "--index", folder.appendingPathComponent("Books.searchindex").path]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+    }
 }

@@ -40,13 +40,25 @@ extension Exporter {
         let configuration: ResolvedConfiguration
         do { configuration = try ResolvedConfiguration(source.configuration, model: store.model) } catch { throw .configuration(error.description) }
         if source.requiresHistory && !store.hasHistory { throw .historyNotTracked(path: source.storePath) }
-        // The store's read and write bits (setuid, sticky and execute never carry over), always readable and
-        // writable by the owner: a store on read-only media still gets an index its exporter can write.
-        let storeMode = (try? FileManager.default.attributesOfItem(atPath: source.storePath)[.posixPermissions] as? Int) ?? 0o600
+        // The index must never be the store (or any other name of it): opening it read-write would write the app's file.
+        if let storeFile = Self.identity(source.storePath), let indexFile = Self.identity(source.indexPath), storeFile == indexFile {
+            throw .unsafeFile(path: source.indexPath, reason: "it is the store itself (\(source.storePath))")
+        }
+        // The resolved store's read and write bits (setuid, sticky and execute never carry over), always
+        // readable and writable by the owner: a store on read-only media still gets an index its exporter can write.
+        var info = stat()
+        let storeMode = stat(source.storePath, &info) == 0 ? Int(info.st_mode & 0o777) : 0o600
         let permissions = (storeMode & 0o666) | 0o600
         let index: SearchIndex
         do { index = try SearchIndex(path: source.indexPath, mode: .readWrite(permissions: permissions)) } catch { throw .index(error) }
         return try Exporter(store: store, index: index, configuration: configuration, batchSize: source.batchSize)
+    }
+
+    /// The device and inode of the file a path resolves to, nil when there is none.
+    private static func identity(_ path: String) -> [UInt64]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return [UInt64(truncatingIfNeeded: info.st_dev), UInt64(truncatingIfNeeded: info.st_ino)]
     }
 
     /// Opens `source` again after ``FollowEnd/storeChanged(reason:)``, giving a file still being copied into
