@@ -52,4 +52,20 @@ struct TokenizerTests {
         #expect(words(String(repeating: "word ", count: 20_000)).count == 20_000)
         #expect(words("\u{0301}\u{0301}").isEmpty) // only diacritics
     }
+
+    @Test("a word of 400,000 alternating combining marks tokenizes in linear time, cut to its first 256 units",
+          .timeLimit(.minutes(1)))
+    func combiningMarkRuns() {
+        // U+0316 (class 220) and U+0301 (class 230) alternate: canonical reordering of the whole run was
+        // quadratic (45 s for a far shorter field).
+        let marks = String(String.UnicodeScalarView((0..<400_000).map { $0 % 2 == 0 ? Unicode.Scalar(0x0316)! : Unicode.Scalar(0x0301)! }))
+        let field = "x" + marks + " tokyo"
+        let tokens = SearchTokenizer.tokens(in: field)
+        #expect(tokens.map(\.text) == ["x", "tokyo"])
+        // The long word's range still spans all of it, for highlights.
+        #expect(tokens.first?.range.upperBound == ("x" + marks).utf8.count)
+        // A long word and its first 256 units are one and the same token, in documents and queries alike.
+        let long = String(repeating: "a", count: 1_000)
+        #expect(words(long) == [String(repeating: "a", count: 256)])
+    }
 }

@@ -67,8 +67,10 @@ public enum QueryParser {
 
     /// Parses a query, or explains why it cannot be searched.
     public static func parse(_ query: String) throws(SearchIndexError) -> ParsedQuery {
-        guard query.count <= maximumLength else {
-            throw .invalidQuery(reason: "the query is \(query.count) characters long; at most \(maximumLength) are searched")
+        // Counted in code points, not grapheme clusters: one "character" can carry 100,000 combining marks.
+        let length = query.unicodeScalars.count
+        guard length <= maximumLength else {
+            throw .invalidQuery(reason: "the query is \(length) characters long; at most \(maximumLength) are searched")
         }
         // Control characters (NUL included) are never part of a word.
         let cleaned = String(String.UnicodeScalarView(query.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
