@@ -13,6 +13,8 @@ public enum SearchIndexError: Error, Sendable, Equatable {
     case newerSchema(path: String, version: Int)
     /// The query cannot be searched; the reason says how to fix it.
     case invalidQuery(reason: String)
+    /// The search ran past its time limit and was stopped.
+    case searchTooExpensive(seconds: Double)
     /// A coordinate, radius or box is out of range.
     case invalidLocation(reason: String)
     /// Another process holds a lock long enough that the operation gave up.
@@ -38,6 +40,8 @@ extension SearchIndexError: CustomStringConvertible {
             "\(path) has schema version \(version), newer than this searchctl understands; upgrade Searchlight"
         case .invalidQuery(let reason):
             "invalid query: \(reason)"
+        case .searchTooExpensive(let seconds):
+            "the search was stopped after \(seconds.formatted(.number.precision(.fractionLength(0...1)))) s; narrow it: fewer OR alternatives, longer prefixes (tok* rather than t*), a smaller radius or box"
         case .invalidLocation(let reason):
             "invalid location: \(reason)"
         case .busy(let path):

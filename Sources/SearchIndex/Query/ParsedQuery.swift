@@ -105,6 +105,18 @@ public enum QueryParser {
                 ? "the query has no words to search for"
                 : "add at least one word to look for; -word only excludes")
         }
+        // Repeats add nothing but cost: `x* OR x*` is `x*`, `tokyo tokyo` is `tokyo`. Every repeat of a
+        // prefix would make FTS5 expand it again in every statement of the search.
+        func key(_ term: ParsedQuery.Term) -> String {
+            term.tokens.joined(separator: " ") + (term.isPrefix ? "*" : "") + (term.isPhrase && term.tokens.count > 1 ? "\"" : "")
+        }
+        func unique(_ terms: [ParsedQuery.Term]) -> [ParsedQuery.Term] {
+            var seen: Set<String> = []
+            return terms.filter { seen.insert(key($0)).inserted }
+        }
+        var seenGroups: Set<[String]> = []
+        required = required.map(unique).filter { seenGroups.insert($0.map(key).sorted()).inserted }
+        excluded = unique(excluded)
         let count = required.reduce(0) { $0 + $1.count } + excluded.count
         guard count <= maximumTerms else {
             throw .invalidQuery(reason: "the query has \(count) terms; at most \(maximumTerms) are searched")

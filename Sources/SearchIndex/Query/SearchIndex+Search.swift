@@ -12,8 +12,10 @@ extension SearchIndex {
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
         let parsed = try Self.validate(request)
         return try read { db in
-            var search = Search(db: db, request: request, parsed: parsed)
-            return try search.run()
+            try db.withTimeLimit(request.timeLimit) {
+                var search = Search(db: db, request: request, parsed: parsed)
+                return try search.run()
+            }
         }
     }
 
@@ -25,8 +27,10 @@ extension SearchIndex {
         unpaged.snippets = false
         let parsed = try Self.validate(unpaged)
         return try read { db in
-            var search = Search(db: db, request: unpaged, parsed: parsed)
-            return try search.count()
+            try db.withTimeLimit(request.timeLimit) {
+                var search = Search(db: db, request: unpaged, parsed: parsed)
+                return try search.count()
+            }
         }
     }
 

@@ -26,6 +26,11 @@ public struct SearchRequest: Sendable, Hashable {
     public var offset: Int
     /// Whether hits carry a snippet with the matches marked.
     public var snippets: Bool
+    /// How long the search may run before it is stopped with ``SearchIndexError/searchTooExpensive(seconds:)``:
+    /// a search never holds its read transaction (and the writer's WAL) longer than this.
+    public var timeLimit: Double = SearchRequest.defaultTimeLimit
+    /// Ten seconds: a hundred times the slowest ordinary query of the benchmark at 940 k items.
+    public static let defaultTimeLimit = 10.0
     /// Tests force a plan to check that every plan gives the same answer.
     var forcedPlan: SearchPlan?
 

@@ -44,7 +44,7 @@ extension SearchIndexError {
     var exitStatus: ExitStatus {
         switch self {
         case .indexNotFound: .noInput
-        case .invalidQuery, .invalidLocation: .usage
+        case .invalidQuery, .invalidLocation, .searchTooExpensive: .usage
         case .busy: .temporaryFailure
         case .database: .software
         default: .dataError

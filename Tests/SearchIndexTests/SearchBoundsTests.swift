@@ -1,0 +1,36 @@
+import Foundation
+@testable import SearchIndex
+import Testing
+
+/// A query can never hold the index's read transaction without bound.
+@Suite("Search bounds")
+struct SearchBoundsTests {
+    @Test("repeated terms are searched once: x* OR x* … is x*, tokyo tokyo is tokyo")
+    func repeatsCollapse() throws {
+        let parsed = try QueryParser.parse(Array(repeating: "x*", count: 32).joined(separator: " OR "))
+        #expect(parsed.required.count == 1 && parsed.required[0].count == 1)
+        #expect(try QueryParser.parse("tokyo TOKYO Tokyo").required.count == 1)
+        #expect(try QueryParser.parse("a OR b a OR b -c -c").required.count == 1)
+        #expect(try QueryParser.parse("a OR b a OR b -c -c").excluded.count == 1)
+        // Different words stay different.
+        #expect(try QueryParser.parse("tok tok* \"tok yo\"").required.count == 3)
+    }
+
+    @Test("a search past its time limit stops with a clear error, and the index stays usable")
+    func timeLimit() throws {
+        let path = IndexFixtures.temporaryDirectory().appendingPathComponent("bounds.searchindex").path
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        let words = (0..<2_000).map { "w\($0)" }
+        try index.apply(IndexBatch(upserts: (0..<4_000).map { key in
+            IndexFixtures.item(key, "place \(key)", text: [words[key % 2_000], words[(key * 7) % 2_000]],
+                               latitude: Double(key % 80), longitude: Double(key % 170))
+        }, checkpoint: IndexFixtures.checkpoint(1)))
+        let query = (0..<26).map { "w\($0)*" }.joined(separator: " OR ")
+        var request = SearchRequest(query: query, near: try Coordinate(latitude: 40, longitude: 80), radius: 20_000_000)
+        request.timeLimit = 0.000_001
+        #expect(throws: SearchIndexError.searchTooExpensive(seconds: 0.000_001)) { try index.search(request) }
+        #expect(throws: SearchIndexError.searchTooExpensive(seconds: 0.000_001)) { try index.count(request) }
+        request.timeLimit = SearchRequest.defaultTimeLimit
+        #expect(try !index.search(request).hits.isEmpty)
+    }
+}
