@@ -5,6 +5,9 @@ import SearchIndex
 /// Turns objects into index items: evaluates each entity's expressions over an object graph filled
 /// level by level with bulk fetches (one query per table per relationship hop per batch).
 struct ItemBuilder: Sendable {
+    /// The most values one expression contributes to an item's text.
+    static let maximumValues = 1_000
+
     let configuration: ResolvedConfiguration
     let functions: FunctionRegistry
 
@@ -59,7 +62,11 @@ struct ItemBuilder: Sendable {
         }, now: now)
         return indexed.compactMap { object in
             guard let plan = configuration.plans[object.entityName] else { return nil }
-            func texts(_ expression: Expression?) -> [String] { expression.map { evaluator.evaluate($0, on: object).texts } ?? [] }
+            // An item carries at most the first thousand values of each expression: a relationship's
+            // thousand-and-first tag or name adds bytes to every item, not findability.
+            func texts(_ expression: Expression?) -> [String] {
+                expression.map { Array(evaluator.evaluate($0, on: object).texts.prefix(Self.maximumValues)) } ?? []
+            }
             let latitude = plan.latitude.flatMap { evaluator.evaluate($0, on: object).number }
             let longitude = plan.longitude.flatMap { evaluator.evaluate($0, on: object).number }
             return IndexedItem(

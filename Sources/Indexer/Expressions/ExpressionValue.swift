@@ -132,20 +132,41 @@ struct ExpressionEvaluator {
         }
     }
 
+    /// Key-path tails already walked from one object, by object and tail: every place of a country
+    /// shares `country.places.name`, so it is walked once per country and batch, not once per place.
+    final class Memo {
+        var values: [ManagedObjectID: [ArraySlice<String>: ExpressionValue]] = [:]
+    }
+    let memo = Memo()
+
     /// Walks a key path from a set of objects; becomes a list once a to-many relationship is crossed.
+    /// Each hop reaches every object once, as key-value coding on sets does, so even a cyclic path
+    /// (`country.places.country.places.name`) costs at most the objects it passes, not their product.
     private func value(of path: ArraySlice<String>, on objects: [ManagedObjectSnapshot], toMany: Bool) -> ExpressionValue {
         guard let name = path.first else { return .null }
+        if objects.count == 1, !toMany, path.count > 1, let destination = objects[0].toOne[name], let related = graph[destination] {
+            let tail = path.dropFirst()
+            if let known = memo.values[destination]?[tail] { return known }
+            let result = value(of: tail, on: [related], toMany: false)
+            memo.values[destination, default: [:]][tail] = result
+            return result
+        }
         var values: [ExpressionValue] = []
         var next: [ManagedObjectSnapshot] = []
+        var reached: Set<ManagedObjectID> = []
         var crossedToMany = toMany
+        func reach(_ destination: ManagedObjectID) {
+            guard reached.insert(destination).inserted, let related = graph[destination] else { return }
+            next.append(related)
+        }
         for object in objects {
             if let attribute = object.attributes[name] {
                 values.append(ExpressionValue(attribute))
             } else if let destination = object.toOne[name] {
-                if let related = graph[destination] { next.append(related) }
+                reach(destination)
             } else if let destinations = object.toMany[name] {
                 crossedToMany = true
-                next += destinations.compactMap { graph[$0] }
+                destinations.forEach(reach)
             }
         }
         if path.count > 1 { return value(of: path.dropFirst(), on: next, toMany: crossedToMany) }

@@ -1,0 +1,41 @@
+import CoreDataStore
+import Foundation
+@testable import Indexer
+import SearchIndex
+import Testing
+
+/// Key paths reach every object once per hop, and an item carries a bounded number of values.
+@Suite("Key-path fan-out")
+struct KeyPathBoundsTests {
+    @Test("a cyclic key path costs the objects it passes, aggregates stay exact, item text is capped")
+    func cyclicPath() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("Atlas.sqlite").path
+        let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
+        var save = SaveRequest()
+        let country = save.insert("Country", attributes: ["name": .string("Bigland")])
+        for index in 0..<1_500 {
+            save.insert("Place", attributes: ["name": .string("town\(index)")], relationships: ["country": .toOne(country)])
+        }
+        _ = try writer.save(save)
+
+        let configuration = try IndexConfiguration(json: Data(#"""
+            {"entities": {"Place": {"displayName": "name", "text": ["country.places.country.places.name"],
+                                    "rank": "count:(country.places.country.places)"},
+                          "Country": false}}
+            """#.utf8))
+        let store = try PersistentStore(path: path)
+        let index = try SearchIndex(path: folder.appendingPathComponent("atlas.searchindex").path, mode: .readWrite(permissions: nil))
+        let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(configuration, model: store.model))
+        // 1,500 places each reaching 1,500² objects without deduplication: 3.4 billion steps.
+        let summary = try exporter.catchUp()
+        #expect(summary.inserted == 1_500)
+        let item = try #require(try index.dump().first)
+        // Deduplicated per hop, the cycle reaches each of the 1,500 places once; the item keeps 1,000 names.
+        #expect(item.text.count == ItemBuilder.maximumValues)
+        #expect(Set(item.text).count == ItemBuilder.maximumValues)
+        // An aggregate sees every object, not a capped list.
+        #expect(try index.dump().allSatisfy { $0.rank == 1_500 })
+    }
+}
