@@ -17,6 +17,8 @@ public final class SearchIndex: Sendable {
 
     /// The index file's path.
     public let path: String
+    /// The device and inode of the file opened for writing, to notice it deleted or replaced.
+    let identity: [UInt64]?
     let database: any DatabaseReader
     let writer: (any DatabaseWriter)?
 
@@ -67,6 +69,7 @@ public final class SearchIndex: Sendable {
                 database = pool
                 writer = pool
             }
+            identity = Self.identity(of: path)
         } catch {
             throw Self.indexError(error, path: path)
         }
@@ -99,6 +102,20 @@ public final class SearchIndex: Sendable {
         }
         unlink(temporary) // before the check below: until then the new index has two names
         if let problem = IndexFile.writeProblem(path) { throw SearchIndexError.unsafeFile(path: path, reason: problem) }
+    }
+
+    /// Why this handle no longer writes the file at ``path``, or nil if it still does: a writer whose
+    /// file was deleted would go on "indexing" into an unlinked inode nobody can search.
+    public func staleness() -> SearchIndexError? {
+        guard writer != nil, let identity else { return nil }
+        guard let current = Self.identity(of: path) else { return .indexReplaced(path: path, reason: "was deleted") }
+        return current == identity ? nil : .indexReplaced(path: path, reason: "was replaced by another file")
+    }
+
+    private static func identity(of path: String) -> [UInt64]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return [UInt64(truncatingIfNeeded: info.st_dev), UInt64(truncatingIfNeeded: info.st_ino)]
     }
 
     private static func checkSchema(_ reader: any DatabaseReader, path: String, canMigrate: Bool) throws {

@@ -7,6 +7,8 @@ public enum SearchIndexError: Error, Sendable, Equatable {
     /// A file at or beside the index path is not one Searchlight may write (a symbolic link, another
     /// user's file, a second name of another file).
     case unsafeFile(path: String, reason: String)
+    /// The index file was deleted or replaced while a writer had it open.
+    case indexReplaced(path: String, reason: String)
     /// The index was written by an older Searchlight and is opened read-only, so it cannot be migrated.
     case needsUpgrade(path: String)
     /// The index was written by a newer Searchlight.
@@ -34,6 +36,8 @@ extension SearchIndexError: CustomStringConvertible {
             "\(path) is not a Searchlight index (\(detail)); point --index at an index, or move the file aside and run searchctl index to build one"
         case .unsafeFile(let path, let reason):
             "refusing to write \(path): \(reason); remove it or choose another --index"
+        case .indexReplaced(let path, let reason):
+            "\(path) \(reason) while it was being written; nothing more was written to it: run searchctl index again to build it"
         case .needsUpgrade(let path):
             "\(path) was written by an older Searchlight; run searchctl index on its store once to upgrade it"
         case .newerSchema(let path, let version):

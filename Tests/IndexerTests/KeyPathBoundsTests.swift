@@ -39,3 +39,43 @@ struct KeyPathBoundsTests {
         #expect(try index.dump().allSatisfy { $0.rank == 1_500 })
     }
 }
+
+/// A follower never writes on into an index file that was deleted or replaced under it.
+@Suite("Index replaced under a follower")
+struct IndexReplacedTests {
+    @Test("deleted, then replaced: follow stops with an error naming what happened", arguments: ["deleted", "replaced"])
+    func indexGone(how: String) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("Atlas.sqlite").path
+        let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
+        var save = SaveRequest()
+        save.insert("Place", attributes: ["name": .string("first")])
+        _ = try writer.save(save)
+        let indexPath = folder.appendingPathComponent("atlas.searchindex").path
+        let store = try PersistentStore(path: path)
+        let index = try SearchIndex(path: indexPath, mode: .readWrite(permissions: nil))
+        let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model))
+        var acted = false
+        let deadline = Date().addingTimeInterval(10)
+        do {
+            try exporter.follow(shouldStop: {
+                if !acted {
+                    acted = true
+                    try? FileManager.default.removeItem(atPath: indexPath)
+                    if how == "replaced" { FileManager.default.createFile(atPath: indexPath, contents: Data()) }
+                    var next = SaveRequest()
+                    next.insert("Place", attributes: ["name": .string("second")])
+                    _ = try? writer.save(next)
+                }
+                return Date() > deadline
+            }, report: { _ in })
+            Issue.record("follow went on writing into a \(how) index")
+        } catch .index(.indexReplaced(let reportedPath, let reason)) {
+            #expect(reportedPath == indexPath)
+            #expect(reason == (how == "deleted" ? "was deleted" : "was replaced by another file"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+}

@@ -57,6 +57,8 @@ extension Exporter {
             } else {
                 usleep(UInt32(timing.pollInterval * 1_000_000))
             }
+            // Writing on into an index someone deleted or replaced would be writing into the void.
+            if let gone = index.staleness() { throw .index(gone) }
             // This handle reads the file it opened: a store replaced or migrated needs a new one.
             do {
                 if let reason = try store.staleness() { return .storeChanged(reason: reason) }
