@@ -150,6 +150,18 @@ struct BadInputTests {
         }
     }
 
+    @Test("a Z_MODELCACHE that inflates past 16 MiB is refused before it is decoded")
+    func modelCacheBomb() throws {
+        let bomb = RawDeflate.deflate(Data(count: ManagedObjectModel.maximumModelCacheSize + 1))
+        #expect(bomb.count < 100_000)
+        do {
+            _ = try ManagedObjectModel(modelCache: bomb)
+            Issue.record("a model cache bomb was decoded")
+        } catch {
+            #expect("\(error)".contains("exceeds"))
+        }
+    }
+
     /// Lays out objects (already encoded, references of `refSize` bytes) as a bplist00 with top object 0.
     static func binaryPlist(_ objects: [[UInt8]], refSize: Int) -> Data {
         var bytes = Array("bplist00".utf8)
