@@ -55,6 +55,11 @@ public final class SearchIndex: Sendable {
                 }
                 switch IndexFile.state(path) {
                 case .missing:
+                    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+                    var isDirectory: ObjCBool = false
+                    guard manager.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                        throw SearchIndexError.folderNotFound(path: path, folder: folder)
+                    }
                     try Self.create(at: path, permissions: Int(allowed), configuration: configuration)
                 case .regular(_, _, let size, _) where size > 0:
                     // Nothing writes to a file before it is known to be an index: not the WAL switch, not the migrator.

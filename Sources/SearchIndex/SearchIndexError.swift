@@ -7,6 +7,8 @@ public enum SearchIndexError: Error, Sendable, Equatable {
     /// A file at or beside the index path is not one Searchlight may write (a symbolic link, another
     /// user's file, a second name of another file).
     case unsafeFile(path: String, reason: String)
+    /// The folder a new index would be created in does not exist.
+    case folderNotFound(path: String, folder: String)
     /// The index file was deleted or replaced while a writer had it open.
     case indexReplaced(path: String, reason: String)
     /// The index was written by an older Searchlight and is opened read-only, so it cannot be migrated.
@@ -36,6 +38,8 @@ extension SearchIndexError: CustomStringConvertible {
             "\(path) is not a Searchlight index (\(detail)); point --index at an index, or move the file aside and run searchctl index to build one"
         case .unsafeFile(let path, let reason):
             "refusing to write \(path): \(reason); remove it or choose another --index"
+        case .folderNotFound(let path, let folder):
+            "cannot create \(path): the folder \(folder) does not exist; create it or choose another --index"
         case .indexReplaced(let path, let reason):
             "\(path) \(reason) while it was being written; nothing more was written to it: run searchctl index again to build it"
         case .needsUpgrade(let path):

@@ -9,7 +9,7 @@ struct Searchctl: ParsableCommand {
         abstract: "Full-text and spatial search for Core Data stores.",
         discussion: """
             Exit status: 0 success, 1 nothing found, 64 usage error, 65 bad input data, 66 missing file, \
-            70 internal error, 75 temporary failure (locked or busy).
+            70 internal error, 73 cannot create the index, 74 output could not be written, 75 temporary failure (locked or busy).
 
             Shell completion: searchctl --generate-completion-script bash|zsh|fish
 
@@ -19,6 +19,7 @@ struct Searchctl: ParsableCommand {
               searchctl search tokyo --store Places.sqlite --limit 1 |
                 searchctl resolve --store Places.sqlite -
             """,
+        version: "searchctl \(searchlightVersion)",
         subcommands: [IndexCommand.self, SearchCommand.self, ExplainCommand.self, DumpCommand.self, StatusCommand.self,
                       ModelCommand.self, HistoryCommand.self, ResolveCommand.self])
 
@@ -27,7 +28,10 @@ struct Searchctl: ParsableCommand {
         do {
             var command = try parseAsRoot()
             try command.run()
+            requireOutputWritten()
         } catch {
+            // Even "nothing found" (exit 1) after partial output must not hide a failed write.
+            requireOutputWritten()
             exit(with: error)
         }
     }

@@ -15,6 +15,7 @@ struct SearchCommand: ParsableCommand {
             Examples:
               searchctl search 横浜 --store Places.sqlite
               searchctl search --near 47.37,8.54 --radius 30km --store Places.sqlite
+              searchctl search --near -33.87,151.21 --radius 50km --store Places.sqlite
               searchctl search zurich --snippets --format table --store Places.sqlite
             """)
 

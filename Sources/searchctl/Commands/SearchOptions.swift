@@ -4,21 +4,27 @@ import SearchIndex
 
 /// What to search for and where: shared by `search` and `explain`.
 struct SearchOptions: ParsableArguments {
-    @Argument(help: "What to look for (omit to search by place alone).")
-    var query: String?
+    @Argument(help: ArgumentHelp("What to look for: words, \"phrases\", prefix*, OR, -excluded (omit to search by place alone). "
+                                 + "Words need no quotes: search buenos aires", valueName: "query"))
+    var words: [String] = []
+
+    /// The query as one string: unquoted words are joined, as a person means them.
+    var query: String? { words.isEmpty ? nil : words.joined(separator: " ") }
 
     @OptionGroup var location: IndexLocation
 
     @Option(name: .customLong("entity"), help: "Only this entity (repeatable).")
     var entities: [String] = []
 
-    @Option(help: ArgumentHelp("Reference point: LAT,LON.", valueName: "lat,lon"))
+    // Values may start with a minus sign (a southern latitude, a western first corner): .unconditional
+    // takes the next word as the value even when it looks like an option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Reference point: LAT,LON (south and west are negative: -33.87,151.21).", valueName: "lat,lon"))
     var near: String?
 
-    @Option(help: ArgumentHelp("Keep hits within this distance of --near.", valueName: "distance"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Keep hits within this distance of --near.", valueName: "distance"))
     var radius: String?
 
-    @Option(help: ArgumentHelp("Keep hits inside MINLAT,MINLON,MAXLAT,MAXLON (MINLON > MAXLON crosses 180°).", valueName: "box"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Keep hits inside MINLAT,MINLON,MAXLAT,MAXLON (MINLON > MAXLON crosses 180°).", valueName: "box"))
     var bbox: String?
 
     @Option(help: "relevance or distance.")

@@ -12,7 +12,21 @@ enum ExitStatus: Int32 {
     case dataError = 65
     case noInput = 66
     case software = 70
+    case cannotCreate = 73
+    case ioError = 74
     case temporaryFailure = 75
+}
+
+/// Exits 74 with one line when standard output could not be written (a full disk, `> /dev/full`, a
+/// closed pipe): a script must never take a cut-off answer for a whole one.
+func requireOutputWritten() {
+    errno = 0
+    // fflush(NULL) flushes every stream and reports a failed write of any: glibc keeps unwritten bytes
+    // buffered after an error, so an earlier failed flush fails again here.
+    guard fflush(nil) != 0 else { return }
+    let reason = errno != 0 ? String(cString: strerror(errno)) : "write error"
+    printError("cannot write the output: \(reason)")
+    exit(ExitStatus.ioError.rawValue)
 }
 
 /// Prints `searchctl: error: …` on stderr (the word `error:` in red on a terminal that welcomes colour).
@@ -44,6 +58,7 @@ extension SearchIndexError {
     var exitStatus: ExitStatus {
         switch self {
         case .indexNotFound: .noInput
+        case .folderNotFound: .cannotCreate
         case .invalidQuery, .invalidLocation, .searchTooExpensive: .usage
         case .busy: .temporaryFailure
         case .database: .software

@@ -1,0 +1,84 @@
+import CoreDataStore
+import Foundation
+import Testing
+
+/// What people type works, and what scripts read is complete or an error.
+@Suite("searchctl: what people type, what scripts get")
+struct CommandLineTruthTests {
+    /// A store with places on both sides of the equator and of Greenwich, indexed.
+    static func southernStore() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("south-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = directory.appendingPathComponent("Places.sqlite").path
+        let writer = try StoreWriter.create(at: store, model: try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel))
+        var save = SaveRequest()
+        let australia = save.insert("Country", attributes: ["code": .string("AU"), "name": .string("Australia")])
+        let argentina = save.insert("Country", attributes: ["code": .string("AR"), "name": .string("Argentina")])
+        for (name, latitude, longitude, country) in [("Sydney", -33.86785, 151.20732, australia), ("Parramatta", -33.81667, 151.0, australia),
+                                                     ("Buenos Aires", -34.61315, -58.37723, argentina), ("Quilmes", -34.72418, -58.25265, argentina)] {
+            save.insert("Place", attributes: ["name": .string(name), "asciiName": .string(name), "latitude": .double(latitude),
+                                              "longitude": .double(longitude), "population": .integer(1_000)],
+                        relationships: ["country": .toOne(country)])
+        }
+        _ = try writer.save(save)
+        let config = CLI.projectRoot.appendingPathComponent("Corpus/places-config.json").path
+        let indexed = try CLI.run(["index", "--store", store, "--config", config, "--quiet"])
+        #expect(indexed.status == 0, "\(indexed.stderr)")
+        return store
+    }
+
+    func names(_ result: CLI.Result) throws -> [String] {
+        try result.lines.map { line in ((try CLI.json(line) as? [String: Any])?["displayName"] as? String) ?? "?" }
+    }
+
+    @Test("southern and western coordinates are values, not options: --near, --bbox, --radius")
+    func negativeNumbers() throws {
+        let store = try Self.southernStore()
+        let near = try CLI.run(["search", "--near", "-33.87,151.21", "--radius", "50km", "--store", store, "--format", "jsonl"])
+        #expect(near.status == 0, "\(near.stderr)")
+        #expect(try names(near) == ["Sydney", "Parramatta"])
+        let box = try CLI.run(["search", "--bbox", "-35,-59,-34,-58", "--store", store, "--format", "jsonl"])
+        #expect(box.status == 0, "\(box.stderr)")
+        #expect(Set(try names(box)) == ["Buenos Aires", "Quilmes"])
+        let negativeRadius = try CLI.run(["search", "--near", "-33.87,151.21", "--radius", "-5km", "--store", store])
+        #expect(negativeRadius.status == 64 && negativeRadius.stderr.contains("radius"), "\(negativeRadius.stderr)")
+        let help = try CLI.run(["search", "--help"])
+        #expect(help.stdout.contains("--near -33.87,151.21"))
+    }
+
+    @Test("unquoted words are one query")
+    func unquotedWords() throws {
+        let store = try Self.southernStore()
+        let result = try CLI.run(["search", "buenos", "aires", "--store", store, "--format", "jsonl"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try names(result) == ["Buenos Aires"])
+    }
+
+    @Test("output that cannot be written is exit 74 and one line, whatever the command", arguments: [
+        ["search", "sydney"], ["search", "sydney", "--format", "json"], ["dump"], ["status"], ["model", "--format", "text"],
+        ["history"],
+    ])
+    func fullDisk(arguments: [String]) throws {
+        let store = try Self.southernStore()
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = arguments + ["--store", store]
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 74, "\(arguments): \(message)")
+        #expect(message.split(separator: "\n").count == 1 && message.contains("cannot write the output"), "\(message)")
+    }
+
+    @Test("--version, and an index in a folder that does not exist is exit 73 naming the folder")
+    func versionAndFolders() throws {
+        let version = try CLI.run(["--version"])
+        #expect(version.status == 0 && version.stdout.hasPrefix("searchctl "))
+        let store = try Self.southernStore()
+        let result = try CLI.run(["index", "--store", store, "--index", "/nonexistent-folder/sub/x.searchindex"])
+        #expect(result.status == 73 && result.stderr.contains("/nonexistent-folder/sub does not exist"), "\(result.stderr)")
+    }
+}
