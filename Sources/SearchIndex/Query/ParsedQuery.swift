@@ -15,9 +15,15 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         /// Whether it was a quoted phrase.
         public var isPhrase: Bool
 
-        /// The FTS5 spelling: a quoted string, `*` after it for prefixes.
+        /// The FTS5 spelling: a quoted string, `*` after it for prefixes. Quotes are doubled scalar by
+        /// scalar: a `"` followed by a combining mark is one Swift Character that String replacement misses.
         var expression: String {
-            "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (isPrefix ? " *" : "")
+            var quoted = String.UnicodeScalarView()
+            for scalar in text.unicodeScalars {
+                quoted.append(scalar)
+                if scalar == "\"" { quoted.append(scalar) }
+            }
+            return "\"" + String(quoted) + "\"" + (isPrefix ? " *" : "")
         }
     }
 
@@ -91,8 +97,7 @@ public enum QueryParser {
             case .or where isPositiveTerm(index - 1) && isPositiveTerm(index + 1):
                 joinNext = true
             case .or:
-                // OR with nothing to join on one side is the word "or".
-                required.append([ParsedQuery.Term(text: "or", tokens: ["or"], isPrefix: false, isPhrase: false)])
+                throw .invalidQuery(reason: "OR needs a word on each side (tokyo OR kyoto); to search for the word, write it in lower case or quotes: \"or\"")
             case .term(let term, excluded: true):
                 excluded.append(term)
             case .term(let term, excluded: false):
@@ -128,35 +133,48 @@ public enum QueryParser {
         ParsedQuery.Term(text: text, tokens: SearchTokenizer.tokens(in: text).map(\.text), isPrefix: prefix, isPhrase: phrase)
     }
 
+    /// Quotation marks people type for `"`: curly, low-9, guillemets, fullwidth.
+    static let quotationMarks: Set<Unicode.Scalar> = ["\"", "\u{201C}", "\u{201D}", "\u{201E}", "\u{201F}", "\u{00AB}", "\u{00BB}", "\u{FF02}"]
+
+    /// Splits a query into terms and ORs, scalar by scalar (a quote followed by a combining mark is one
+    /// Swift Character, yet still a quote).
     private static func lex(_ text: String) -> [Lexeme] {
+        let scalars = Array(text.unicodeScalars)
         var lexemes: [Lexeme] = []
-        var index = text.startIndex
-        func isSpace(_ c: Character) -> Bool { c.isWhitespace || c == "(" || c == ")" }
-        while index < text.endIndex {
-            let character = text[index]
-            if isSpace(character) { index = text.index(after: index); continue }
+        var index = 0
+        func isSpace(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isWhitespace || scalar == "(" || scalar == ")" }
+        func isQuote(_ scalar: Unicode.Scalar) -> Bool { quotationMarks.contains(scalar) }
+        func string(_ range: Range<Int>) -> String { String(String.UnicodeScalarView(scalars[range])) }
+        while index < scalars.count {
+            if isSpace(scalars[index]) { index += 1; continue }
             var excluded = false
             var start = index
-            if character == "-", text.index(after: index) < text.endIndex, !isSpace(text[text.index(after: index)]) {
+            if scalars[index] == "-", index + 1 < scalars.count, !isSpace(scalars[index + 1]) {
                 excluded = true
-                start = text.index(after: index)
+                start = index + 1
             }
-            if text[start] == "\"" {
-                let open = text.index(after: start)
-                let close = text[open...].firstIndex(of: "\"") ?? text.endIndex // unbalanced: to the end
-                lexemes.append(.term(term(String(text[open..<close]), prefix: false, phrase: true), excluded: excluded))
-                index = close < text.endIndex ? text.index(after: close) : close
+            if isQuote(scalars[start]) {
+                let open = start + 1
+                let close = scalars[open...].firstIndex(where: isQuote) ?? scalars.count // unbalanced: to the end
+                var inner = string(open..<close)
+                index = min(close + 1, scalars.count)
+                // "san fran*" and "san fran"*: a phrase whose last word is a prefix.
+                var prefix = false
+                while inner.unicodeScalars.last == "*" { inner.unicodeScalars.removeLast(); prefix = true }
+                while index < scalars.count, scalars[index] == "*" { index += 1; prefix = true }
+                inner = String(String.UnicodeScalarView(inner.unicodeScalars.map { $0 == "*" ? " " : $0 }))
+                lexemes.append(.term(term(inner, prefix: prefix, phrase: true), excluded: excluded))
                 continue
             }
             var end = start
-            while end < text.endIndex, !isSpace(text[end]), text[end] != "\"" { end = text.index(after: end) }
-            var word = String(text[start..<end])
+            while end < scalars.count, !isSpace(scalars[end]), !isQuote(scalars[end]) { end += 1 }
+            var word = string(start..<end)
             index = end
             if word == "OR" && !excluded { lexemes.append(.or); continue }
             var prefix = false
-            while word.hasSuffix("*") { word.removeLast(); prefix = true }
+            while word.unicodeScalars.last == "*" { word.unicodeScalars.removeLast(); prefix = true }
             // A star inside a word is not an operator: treat it as a separator.
-            word = word.replacingOccurrences(of: "*", with: " ")
+            word = String(String.UnicodeScalarView(word.unicodeScalars.map { $0 == "*" ? " " : $0 }))
             if !word.isEmpty { lexemes.append(.term(term(word, prefix: prefix, phrase: false), excluded: excluded)) }
         }
         return lexemes
