@@ -72,6 +72,22 @@ struct FollowModeTests {
         #expect(Date().timeIntervalSince(started) < 1)
     }
 
+    @Test("a store reached through a symbolic link is watched where its -wal is written, not polled")
+    func monitorThroughLink() throws {
+        let real = directory.appendingPathComponent("real")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        let path = real.appendingPathComponent("Atlas.sqlite").path
+        let (writer, ids) = try places(at: path)
+        let link = directory.appendingPathComponent("Linked.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        let monitor = try #require(StoreChangeMonitor(storePath: link))
+        _ = monitor.wait(timeout: 0.05)
+        var save = SaveRequest()
+        save.update(.saved(ids[0]), attributes: ["name": .string("renamed")])
+        try writer.save(save)
+        #expect(monitor.wait(timeout: 5))
+    }
+
     @Test("with notifications a save is indexed long before the safety-net poll would look")
     func notified() throws {
         let path = directory.appendingPathComponent("Atlas.sqlite").path

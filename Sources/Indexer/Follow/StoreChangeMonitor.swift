@@ -26,7 +26,8 @@ final class StoreChangeMonitor {
 
     /// Starts watching the folder of the store at `storePath`; nil when the platform cannot.
     init?(storePath: String) {
-        let url = URL(fileURLWithPath: storePath).standardizedFileURL
+        // SQLite follows a symbolic link to the store and keeps the -wal beside the real file: watch there.
+        let url = URL(fileURLWithPath: storePath).resolvingSymlinksInPath().standardizedFileURL
         let base = url.lastPathComponent
         names = [base, base + "-wal", base + "-journal"]
         directory = url.deletingLastPathComponent().path
