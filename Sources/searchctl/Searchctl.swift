@@ -23,8 +23,31 @@ struct Searchctl: ParsableCommand {
         subcommands: [IndexCommand.self, SearchCommand.self, ExplainCommand.self, DumpCommand.self, StatusCommand.self,
                       ModelCommand.self, HistoryCommand.self, ResolveCommand.self])
 
+    /// Options that take one value: given twice, the parser would silently keep the last one, and a
+    /// script that meant both (two stores, two formats) would get an answer to half its question.
+    static let singleValueOptions: Set<String> = [
+        "--store", "--index", "--model", "--config", "--format", "--near", "--radius", "--bbox", "--sort", "--limit",
+        "--offset", "--after", "--batch-size",
+    ]
+
+    /// The first single-value option given more than once, if any (arguments after `--` are not options).
+    static func repeatedOption(in arguments: some Sequence<String>) -> String? {
+        var seen: Set<String> = []
+        for argument in arguments {
+            if argument == "--" { break }
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            guard singleValueOptions.contains(name) else { continue }
+            if !seen.insert(name).inserted { return name }
+        }
+        return nil
+    }
+
     /// Runs the command line; usage errors become one `searchctl: error:` line like every other error.
     static func main() {
+        if let repeated = repeatedOption(in: CommandLine.arguments.dropFirst()) {
+            printError("\(repeated) was given more than once; give it once (one command reads one store and one index)")
+            Foundation.exit(ExitStatus.usage.rawValue)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -46,7 +69,7 @@ struct Searchctl: ParsableCommand {
         }
         let arguments = CommandLine.arguments.dropFirst()
         let subcommand = configuration.subcommands.map { $0.configuration.commandName ?? "" }.first { arguments.contains($0) }
-        printError(message + "; see 'searchctl\(subcommand.map { " " + $0 } ?? "") --help'")
+        printError(message + "; see 'searchctl\(subcommand.map { " " + $0 } ?? "") --help'", code: .usage)
         Foundation.exit(ExitStatus.usage.rawValue)
     }
 }

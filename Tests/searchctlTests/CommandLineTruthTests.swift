@@ -81,4 +81,40 @@ struct CommandLineTruthTests {
         let result = try CLI.run(["index", "--store", store, "--index", "/nonexistent-folder/sub/x.searchindex"])
         #expect(result.status == 73 && result.stderr.contains("/nonexistent-folder/sub does not exist"), "\(result.stderr)")
     }
+
+    @Test("conflicting or repeated options are usage errors, whatever the command")
+    func conflictingOptions() throws {
+        let store = try Self.southernStore()
+        for arguments in [["search", "sydney", "--store", store, "--store", store], ["dump", "--store", store, "--index", store + ".x"],
+                          ["status", "--index", "a", "--index", "b"], ["search", "sydney", "--store", store, "--format", "json", "--format", "uris"],
+                          ["index", "--store", store, "--store=" + store]] {
+            let result = try CLI.run(arguments)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+        // After --, a word that looks like an option is part of the query.
+        #expect(try CLI.run(["search", "--store", store, "--", "sydney", "--store"]).status == 0)
+    }
+
+    @Test("with --format json or jsonl, errors are JSON on stderr and stdout stays empty; resolve lists failed URIs in its output")
+    func jsonErrors() throws {
+        let store = try Self.southernStore()
+        let bad = try CLI.run(["search", "sydney", "--near", "100,0", "--store", store, "--format", "json"])
+        #expect(bad.status == 64 && bad.stdout.isEmpty)
+        let error = try #require(try CLI.json(bad.stderr) as? [String: Any])["error"] as? [String: Any]
+        #expect(error?["code"] as? Int == 64 && (error?["message"] as? String)?.contains("latitude") == true)
+
+        let uuidLine = try #require(try CLI.run(["dump", "--store", store]).lines.first)
+        let uri = try #require((try CLI.json(uuidLine) as? [String: Any])?["uri"] as? String)
+        let missing = uri.replacingOccurrences(of: "/p1", with: "/p999")
+        let resolved = try CLI.run(["resolve", uri, missing, "not-a-uri", "--store", store, "--format", "jsonl"])
+        #expect(resolved.status == 65)
+        let entries = try resolved.lines.map { try #require(try CLI.json($0) as? [String: Any]) }
+        #expect(entries.count == 3)
+        #expect(entries[0]["entity"] as? String != nil)
+        #expect(entries[1]["uri"] as? String == missing && entries[1]["error"] is String)
+        #expect(entries[2]["uri"] as? String == "not-a-uri" && entries[2]["error"] is String)
+        let errors = resolved.stderr.split(separator: "\n").compactMap { try? CLI.json(String($0)) as? [String: Any] }
+        #expect(errors.count == 2)
+    }
 }

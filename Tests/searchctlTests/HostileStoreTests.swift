@@ -74,7 +74,9 @@ struct HostileStoreTests {
             #expect([0, 1, 65, 66].contains(result.status), "\(context)")
             if result.status > 1 {
                 let lines = result.stderr.split(separator: "\n").filter { !$0.hasPrefix("searchctl: note:") && !$0.hasPrefix("searchctl: warning:") }
-                #expect(lines.count == 1 && lines[0].hasPrefix("searchctl: error:"), "\(context)")
+                // With --format json the one line is a JSON error object.
+                let json = arguments.contains("json")
+                #expect(lines.count == 1 && (json ? lines[0].hasPrefix("{\"error\":") : lines[0].hasPrefix("searchctl: error:")), "\(context)")
             }
             // Store values never forge output lines: every URI printed is one of this store's.
             for line in result.stdout.split(separator: "\n") where line.contains("x-coredata://") && !line.hasPrefix("{") && !line.hasPrefix(" ") {

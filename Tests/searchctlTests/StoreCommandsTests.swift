@@ -85,7 +85,10 @@ struct StoreCommandsTests {
         let missing = try CLI.run(["resolve", "--store", store, "x-coredata://\(Self.uuid)/Book/p1", "x-coredata://\(Self.uuid)/Book/p9999"])
         #expect(missing.status == 1)
         #expect(missing.stderr.contains("searchctl: error: no object x-coredata://\(Self.uuid)/Book/p9999"))
-        #expect((try CLI.json(missing.stdout) as? [Any])?.count == 1)
+        // The output lists every URI asked about: the object, then the missing one with its error.
+        let missingEntries = try CLI.json(missing.stdout) as? [[String: Any]]
+        #expect(missingEntries?.count == 2 && missingEntries?[0]["entity"] as? String == "Book")
+        #expect(missingEntries?[1]["uri"] as? String == "x-coredata://\(Self.uuid)/Book/p9999" && missingEntries?[1]["error"] is String)
 
         for bad in ["x-coredata:///Book/t123", "not-a-uri", "x-coredata://5443A63D-EF0E-44C2-B216-AE8B5ED2FD09/User/p1", "x-coredata://\(Self.uuid)/Spaceship/p1"] {
             let result = try CLI.run(["resolve", "--store", store, bad])
@@ -122,13 +125,15 @@ struct StoreCommandsTests {
         // A UUID the index does not know, a missing object, and a recorded store that is gone: per URI.
         let unknown = try CLI.run(["resolve", "--index", index, hits[0], "x-coredata://11111111-2222-3333-4444-555555555555/Book/p1"])
         #expect(unknown.status == 65 && unknown.stderr.contains("holds no store with UUID 11111111-2222-3333-4444-555555555555"))
-        #expect((try CLI.json(unknown.stdout) as? [Any])?.count == 1)
+        let unknownEntries = try CLI.json(unknown.stdout) as? [[String: Any]]
+        #expect(unknownEntries?.count == 2 && unknownEntries?.filter { $0["error"] != nil }.count == 1)
         let missing = try CLI.run(["resolve", "--index", index, "x-coredata://\(Self.uuid)/Book/p9999"])
         #expect(missing.status == 1 && missing.stderr.contains("p9999"))
         try FileManager.default.removeItem(atPath: cars)
         let gone = try CLI.run(["resolve", "--index", index, hits[1], hits[0]])
         #expect(gone.status == 66 && gone.stderr.contains("no such file") && gone.stderr.contains("753753D3-A961-4901-AB05-8CC48B1D3853"))
-        #expect((try CLI.json(gone.stdout) as? [Any])?.count == 1)
+        let goneEntries = try CLI.json(gone.stdout) as? [[String: Any]]
+        #expect(goneEntries?.count == 2 && goneEntries?.filter { $0["error"] != nil }.count == 1)
         // Another store copied over the recorded path is not mistaken for the indexed one.
         try FileManager.default.copyItem(at: CLI.stores.appendingPathComponent("SampleModel3_V1.sqlite"), to: URL(fileURLWithPath: cars))
         let replaced = try CLI.run(["resolve", "--index", index, hits[1]])

@@ -11,6 +11,12 @@ struct IndexLocation: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The store whose default index (store.searchindex, beside it) to use.", valueName: "path"))
     var store: String?
 
+    func validate() throws {
+        if index != nil && store != nil {
+            throw ValidationError("give --index or --store (its default index), not both")
+        }
+    }
+
     static func defaultIndex(forStore store: String) -> String {
         URL(fileURLWithPath: store).deletingPathExtension().appendingPathExtension("searchindex").path
     }

@@ -79,22 +79,29 @@ struct ResolveCommand: ParsableCommand {
             let resolutions = try resolver.resolve(inputs)
             for note in resolver.notes { printNote(note) }
             var objects: [ManagedObjectSnapshot] = []
+            // In input order: each object, or the URI with why it could not be read, so a script reading the
+            // output sees every URI it asked about.
+            var entries: [JSONValue] = []
             var worst = ExitStatus.success
             for resolution in resolutions {
                 switch resolution {
                 case .found(let object):
                     objects.append(object)
+                    entries.append(object.json)
                 case .missing(let uri, let storePath):
-                    printError("no object \(uri) in \(storePath); it was deleted or never saved")
+                    let message = "no object \(uri) in \(storePath); it was deleted or never saved"
+                    printError(message, code: .notFound)
+                    entries.append(.object([("uri", .string(uri)), ("error", .string(message))]))
                     if worst == .success { worst = .notFound }
-                case .failed(_, let problem):
-                    printError(problem.description)
+                case .failed(let uri, let problem):
+                    printError(problem.description, code: problem.exitStatus)
+                    entries.append(.object([("uri", .string(uri)), ("error", .string(problem.description))]))
                     worst = Self.moreSerious(worst, problem.exitStatus)
                 }
             }
             switch format {
-            case .json: print(JSONValue.array(objects.map(\.json)).pretty)
-            case .jsonl: objects.forEach { print($0.json.compact) }
+            case .json: print(JSONValue.array(entries).pretty)
+            case .jsonl: entries.forEach { print($0.compact) }
             case .table: if !objects.isEmpty { print(objects.map(Self.table).joined(separator: "\n\n")) }
             }
             if worst != .success { throw ExitCode(worst.rawValue) }

@@ -25,17 +25,34 @@ func requireOutputWritten() {
     // buffered after an error, so an earlier failed flush fails again here.
     guard fflush(nil) != 0 else { return }
     let reason = errno != 0 ? String(cString: strerror(errno)) : "write error"
-    printError("cannot write the output: \(reason)")
+    printError("cannot write the output: \(reason)", code: .ioError)
     exit(ExitStatus.ioError.rawValue)
 }
 
-/// Prints `searchctl: error: …` on stderr (the word `error:` in red on a terminal that welcomes colour).
-func printError(_ message: String) {
-    let label = Terminal.usesColor(STDERR_FILENO) ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
-    FileHandle.standardError.write(Data("searchctl: \(label) \(message)\n".utf8))
+/// Prints `searchctl: error: …` on stderr (the word `error:` in red on a terminal that welcomes colour),
+/// or, when the command was asked for JSON, `{"error": {"code": N, "message": "…"}}` on one line: a script
+/// parsing the output parses the failure too.
+func printError(_ message: String, code: ExitStatus = .usage) {
+    let line: String
+    if errorsAsJSON {
+        line = JSONValue.object([("error", .object([("code", .int(Int64(code.rawValue))), ("message", .string(message))]))]).compact
+    } else {
+        let label = Terminal.usesColor(STDERR_FILENO) ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
+        line = "searchctl: \(label) \(message)"
+    }
+    FileHandle.standardError.write(Data((line + "\n").utf8))
 }
 
-/// Prints a note on stderr (not an error: the command goes on).
+/// Whether this run asked for `--format json` or `jsonl` (before any `--`).
+var errorsAsJSON: Bool {
+    let arguments = Array(CommandLine.arguments.dropFirst().prefix { $0 != "--" })
+    for (position, argument) in arguments.enumerated() {
+        if argument.hasPrefix("--format=") { return ["json", "jsonl"].contains(argument.dropFirst("--format=".count)) }
+        if argument == "--format", position + 1 < arguments.count { return ["json", "jsonl"].contains(arguments[position + 1]) }
+    }
+    return false
+}
+
 func printNote(_ message: String) {
     let label = Terminal.usesColor(STDERR_FILENO) ? "\u{1B}[1;36mnote:\u{1B}[0m" : "note:"
     FileHandle.standardError.write(Data("searchctl: \(label) \(message)\n".utf8))
@@ -69,29 +86,29 @@ extension SearchIndexError {
 
 /// Reports an error the way every command does and turns it into the process's exit code.
 func fail(_ error: any Error) -> ExitCode {
-    if let error = error as? CoreDataStoreError {
-        printError(error.description)
-        return ExitCode(error.exitStatus.rawValue)
-    }
-    if let error = error as? SearchIndexError {
-        printError(error.description)
-        return ExitCode(error.exitStatus.rawValue)
-    }
-    if let error = error as? ExportError {
-        printError(error.description)
-        switch error {
-        case .store(let inner): return ExitCode(inner.exitStatus.rawValue)
-        case .index(let inner): return ExitCode(inner.exitStatus.rawValue)
-        case .lock: return ExitCode(ExitStatus.temporaryFailure.rawValue)
-        case .unsafeFile: return ExitCode(ExitStatus.dataError.rawValue)
-        case .configuration, .historyNotTracked: return ExitCode(ExitStatus.dataError.rawValue)
-        case .internalFailure: return ExitCode(ExitStatus.software.rawValue)
-        }
-    }
     if let exit = error as? ExitCode { return exit }
-    if let error = error as? ValidationError { printError(error.message); return ExitCode(ExitStatus.usage.rawValue) }
-    printError("unexpected failure: \(error)")
-    return ExitCode(ExitStatus.software.rawValue)
+    let (message, status) = describe(error)
+    printError(message, code: status)
+    return ExitCode(status.rawValue)
+}
+
+/// What to tell the person about an error, and the exit status it means.
+func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
+    switch error {
+    case let error as CoreDataStoreError: return (error.description, error.exitStatus)
+    case let error as SearchIndexError: return (error.description, error.exitStatus)
+    case let error as ExportError:
+        let status: ExitStatus = switch error {
+        case .store(let inner): inner.exitStatus
+        case .index(let inner): inner.exitStatus
+        case .lock: .temporaryFailure
+        case .unsafeFile, .configuration, .historyNotTracked: .dataError
+        case .internalFailure: .software
+        }
+        return (error.description, status)
+    case let error as ValidationError: return (error.message, .usage)
+    default: return ("unexpected failure: \(error)", .software)
+    }
 }
 
 extension DeepLinkResolver.Problem {
