@@ -41,7 +41,7 @@ extension CoreDataStoreError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .fileNotFound(let path):
-            "\(path): no such file; check the path to the store"
+            "\(path): no such file; check the path"
         case .notADatabase(let path, let detail):
             "\(path) is not an SQLite database (\(detail)); point --store at an app's Core Data .sqlite file"
         case .notACoreDataStore(let path, let missing):

@@ -8,8 +8,20 @@ public enum ExpressionParser {
         "lowercase": 1, "uppercase": 1, "count": 1, "sum": 1, "min": 1, "max": 1, "average": 1,
     ]
 
+    /// The deepest nesting of function calls accepted: real configurations nest two or three deep, and
+    /// a deeper expression would only exhaust the stack of the parser and of every evaluation.
+    public static let maximumDepth = 32
+    /// The most components a key path may have (`a.b.c` has three).
+    public static let maximumKeyPathLength = 16
+    /// The longest expression text accepted, in characters.
+    public static let maximumLength = 10_000
+
     /// Parses one expression.
     public static func parse(_ text: String) throws(ExpressionError) -> Expression {
+        guard text.unicodeScalars.count <= maximumLength else {
+            throw ExpressionError(expression: String(text.prefix(40)) + "…", position: maximumLength + 1,
+                                  reason: "the expression is longer than \(maximumLength) characters")
+        }
         var parser = Parser(text: text)
         let expression = try parser.expression()
         parser.skipSpaces()
@@ -21,6 +33,7 @@ public enum ExpressionParser {
         let text: String
         let characters: [Character]
         var index = 0
+        var depth = 0
 
         init(text: String) {
             self.text = text
@@ -94,6 +107,11 @@ public enum ExpressionParser {
 
         mutating func arguments() throws(ExpressionError) -> [Expression] {
             try expect("(")
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= ExpressionParser.maximumDepth else {
+                throw error("functions are nested more than \(ExpressionParser.maximumDepth) deep")
+            }
             skipSpaces()
             var arguments: [Expression] = []
             if peek() == ")" { index += 1; return arguments }
@@ -139,6 +157,9 @@ public enum ExpressionParser {
             while peek() == "." {
                 index += 1
                 path.append(try identifier())
+                guard path.count <= ExpressionParser.maximumKeyPathLength else {
+                    throw error("the key path has more than \(ExpressionParser.maximumKeyPathLength) parts")
+                }
             }
             return .keyPath(path)
         }

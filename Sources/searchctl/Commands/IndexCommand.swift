@@ -59,8 +59,8 @@ struct IndexCommand: ParsableCommand {
         do {
             var configuration: IndexConfiguration?
             if let config {
-                guard let data = FileManager.default.contents(atPath: config) else { throw CoreDataStoreError.fileNotFound(path: config) }
-                do { configuration = try IndexConfiguration(json: data, path: config) } catch { throw ExportError.configuration(error.description) }
+                guard FileManager.default.fileExists(atPath: config) else { throw CoreDataStoreError.fileNotFound(path: config) }
+                do { configuration = try IndexConfiguration(contentsOf: config) } catch { throw ExportError.configuration(error.description) }
             }
             if printConfig {
                 let opened = try PersistentStore(path: store, modelPath: model)
