@@ -1,4 +1,6 @@
 import CoreDataStore
+import GRDB
+import SearchIndex
 import Foundation
 @testable import Indexer
 import Testing
@@ -43,5 +45,42 @@ struct HostileConfigurationTests {
         try Data(("{\"entities\": " + String(repeating: "[", count: 200_000) + String(repeating: "]", count: 200_000) + "}").utf8)
             .write(to: URL(fileURLWithPath: deep))
         #expect(throws: IndexConfiguration.LoadError.self) { try IndexConfiguration(contentsOf: deep) }
+    }
+}
+
+/// One bad value never stops the exporter.
+@Suite("Non-finite values")
+struct NonFiniteValueTests {
+    @Test("infinite ranks and coordinates are left out and counted; the items are indexed; the next run works")
+    func infinities() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("Atlas.sqlite").path
+        let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
+        var save = SaveRequest()
+        for name in ["Infinity", "Plain"] {
+            save.insert("Place", attributes: ["name": .string(name), "latitude": .double(10), "longitude": .double(20), "population": .integer(5)])
+        }
+        _ = try writer.save(save)
+        // What a store can hold that no number should be: SQLite keeps infinities in REAL columns.
+        let raw = try GRDB.DatabaseQueue(path: path)
+        try raw.write { db in try db.execute(sql: "UPDATE ZPLACE SET ZPOPULATION = 1e308 * 10, ZLATITUDE = -1e308 * 10 WHERE ZNAME = 'Infinity'") }
+        try raw.close()
+
+        let configuration = try IndexConfiguration(json: Data(#"{"entities": {"Place": {"rank": "population"}, "Country": false}}"#.utf8))
+        let indexPath = folder.appendingPathComponent("atlas.searchindex").path
+        for run in 0..<2 {
+            let store = try PersistentStore(path: path)
+            let index = try SearchIndex(path: indexPath, mode: .readWrite(permissions: nil))
+            let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(configuration, model: store.model))
+            let summary = try exporter.catchUp(rebuild: run == 1)
+            #expect(summary.inserted == 2)
+            #expect(summary.omittedValues == 2) // the rank and the latitude
+            let items = try index.dump()
+            let infinity = try #require(items.first { $0.displayName == "Infinity" })
+            #expect(infinity.rank == 0 && infinity.latitude == nil && infinity.longitude == nil)
+            #expect(items.first { $0.displayName == "Plain" }?.rank == 5)
+            exporter.close()
+        }
     }
 }

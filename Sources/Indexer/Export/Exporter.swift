@@ -21,6 +21,9 @@ public final class Exporter {
         /// batch and its token, and the next catch-up resumes from there).
         public var stopped = false
         public var seconds = 0.0
+        /// Values left out of items because they were not finite numbers (NaN, ±∞) or not coordinates: the
+        /// items were indexed without them.
+        public var omittedValues = 0
     }
 
     let store: PersistentStore
@@ -150,6 +153,7 @@ public final class Exporter {
         defer { pages.cancel() }
         while let page = try pages.next() {
             let result = try index.apply(IndexBatch(upserts: page.items, checkpoint: checkpoint(token: t0, exportState: page.state)))
+            summary.omittedValues += page.omittedValues
             summary.inserted += result.inserted
             summary.updated += result.updated
             report.objectsRead += page.objectCount
@@ -183,7 +187,8 @@ public final class Exporter {
                 return
             }
             guard let batch = try store.read({ snapshot throws in try historyBatch(after: token, in: snapshot) }) else { return }
-            let result = try index.apply(IndexBatch(upserts: batch.items, deletes: batch.deletes, checkpoint: checkpoint(token: batch.token, exportState: nil)))
+            let result = try index.apply(IndexBatch(upserts: batch.built.items, deletes: batch.deletes, checkpoint: checkpoint(token: batch.token, exportState: nil)))
+            summary.omittedValues += batch.built.omittedValues
             summary.inserted += result.inserted
             summary.updated += result.updated
             summary.deleted += result.deleted
@@ -193,7 +198,7 @@ public final class Exporter {
 
     /// The next history batch after `token`, coalesced per object, as items to upsert and URIs to delete;
     /// nil when history holds nothing newer.
-    private func historyBatch(after token: Int64, in snapshot: StoreSnapshot) throws -> (items: [IndexedItem], deletes: [String], token: Int64)? {
+    private func historyBatch(after token: Int64, in snapshot: StoreSnapshot) throws -> (built: ItemBuilder.Built, deletes: [String], token: Int64)? {
         let transactions = try snapshot.transactions(after: token, limit: 100, changeLimit: batchSize)
         guard let last = transactions.last else { return nil }
         // Anything followed by a delete is a delete; the rest is an upsert of the current row (so ZCOLUMNS

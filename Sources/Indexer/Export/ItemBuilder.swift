@@ -27,7 +27,14 @@ struct ItemBuilder: Sendable {
         return .toOneAnd(names)
     }
 
-    func items(for objects: [ManagedObjectSnapshot], in snapshot: StoreSnapshot, now: Date = Date()) throws(CoreDataStoreError) -> [IndexedItem] {
+    /// Items built from a batch of objects, and how many values were left out of them because they were not
+    /// finite numbers (NaN, ±∞) or not coordinates (a latitude of −180): one bad value never stops an export.
+    struct Built: Sendable {
+        var items: [IndexedItem]
+        var omittedValues: Int
+    }
+
+    func items(for objects: [ManagedObjectSnapshot], in snapshot: StoreSnapshot, now: Date = Date()) throws(CoreDataStoreError) -> Built {
         let indexed = objects.filter { configuration.plans[$0.entityName] != nil }
         var graph = Dictionary(objects.map { ($0.objectID, $0) }, uniquingKeysWith: { first, _ in first })
         var frontier: [(ManagedObjectSnapshot, [[String]])] = indexed.map { ($0, configuration.keyPaths(of: $0.entityName)) }
@@ -60,22 +67,37 @@ struct ItemBuilder: Sendable {
             return ExpressionEvaluator(graph: graph, functions: functions, displayName: { _ in nil }, now: now)
                 .evaluate(plan.displayName, on: related).texts.joined(separator: " ")
         }, now: now)
-        return indexed.compactMap { object in
+        var omitted = 0
+        /// A finite number, or nil (counted) for NaN and infinities.
+        func finite(_ number: Double?) -> Double? {
+            guard let number else { return nil }
+            guard number.isFinite else { omitted += 1; return nil }
+            return number
+        }
+        let items = indexed.compactMap { object -> IndexedItem? in
             guard let plan = configuration.plans[object.entityName] else { return nil }
             // An item carries at most the first thousand values of each expression: a relationship's
             // thousand-and-first tag or name adds bytes to every item, not findability.
             func texts(_ expression: Expression?) -> [String] {
                 expression.map { Array(evaluator.evaluate($0, on: object).texts.prefix(Self.maximumValues)) } ?? []
             }
-            let latitude = plan.latitude.flatMap { evaluator.evaluate($0, on: object).number }
-            let longitude = plan.longitude.flatMap { evaluator.evaluate($0, on: object).number }
+            var latitude = finite(plan.latitude.flatMap { evaluator.evaluate($0, on: object).number })
+            var longitude = finite(plan.longitude.flatMap { evaluator.evaluate($0, on: object).number })
+            // A place needs both halves in range: Photos writes −180 for "no location", never a place.
+            if let lat = latitude, let lon = longitude, !((-90...90).contains(lat) && (-180...180).contains(lon)) {
+                latitude = nil
+                longitude = nil
+            }
+            let date = plan.date.flatMap { evaluator.evaluate($0, on: object).date }
+            let seconds = finite(date?.timeIntervalSinceReferenceDate)
             return IndexedItem(
                 uri: object.objectID.uriRepresentation, entity: object.entityName,
                 displayName: texts(plan.displayName).joined(separator: " "), title: texts(plan.title).joined(separator: " "),
                 text: plan.text.flatMap { texts($0) }, keywords: plan.keywords.flatMap { texts($0) },
-                latitude: latitude, longitude: longitude, date: plan.date.flatMap { evaluator.evaluate($0, on: object).date },
-                rank: plan.rank.flatMap { evaluator.evaluate($0, on: object).number } ?? 0)
+                latitude: latitude, longitude: longitude, date: seconds.map(Date.init(timeIntervalSinceReferenceDate:)),
+                rank: finite(plan.rank.flatMap { evaluator.evaluate($0, on: object).number }) ?? 0)
         }
+        return Built(items: items, omittedValues: omitted)
     }
 
     /// For every entity a key path passes through, the inverse chains that lead back to the indexed

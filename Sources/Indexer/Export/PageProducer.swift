@@ -6,6 +6,8 @@ import SearchIndex
 /// after it (nil after the last page).
 struct ExportPage: Sendable {
     var items: [IndexedItem]
+    /// Values left out of the items (not finite numbers).
+    var omittedValues: Int
     var objectCount: Int
     var entity: String
     var state: String?
@@ -25,13 +27,13 @@ struct PageProducer: Sendable {
             while rootIndex < roots.count {
                 let root = roots[rootIndex]
                 let selection = builder.selection(forHierarchy: root)
-                let (items, count, last) = try store.read { snapshot throws in
+                let (built, count, last) = try store.read { snapshot throws in
                     let page = try snapshot.objects(ofEntity: root, afterPrimaryKey: after, limit: batchSize, relationships: selection)
                     return (try builder.items(for: page, in: snapshot), page.count, page.last?.objectID.primaryKey)
                 }
                 if let last { after = last } else { rootIndex += 1; after = 0 }
                 let state = rootIndex < roots.count ? "\(t0) \(rootIndex) \(after)" : nil
-                guard pages.put(ExportPage(items: items, objectCount: count, entity: root, state: state)) else { return }
+                guard pages.put(ExportPage(items: built.items, omittedValues: built.omittedValues, objectCount: count, entity: root, state: state)) else { return }
             }
             pages.finish(nil)
         } catch {

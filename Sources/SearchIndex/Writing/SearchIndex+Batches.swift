@@ -231,9 +231,15 @@ extension SearchIndex {
                 sqlite3_bind_null(handle, next())
                 sqlite3_bind_null(handle, next())
             }
-            if let date = item.date { sqlite3_bind_double(handle, next(), date.timeIntervalSinceReferenceDate) } else { sqlite3_bind_null(handle, next()) }
-            sqlite3_bind_double(handle, next(), item.rank)
-            sqlite3_bind_double(handle, next(), SearchIndex.boost(forRank: item.rank))
+            // SQLite stores NaN as NULL, which the rank column refuses: a non-finite number is no number.
+            if let date = item.date, date.timeIntervalSinceReferenceDate.isFinite {
+                sqlite3_bind_double(handle, next(), date.timeIntervalSinceReferenceDate)
+            } else {
+                sqlite3_bind_null(handle, next())
+            }
+            let rank = item.rank.isFinite ? item.rank : 0
+            sqlite3_bind_double(handle, next(), rank)
+            sqlite3_bind_double(handle, next(), SearchIndex.boost(forRank: rank))
         }
     }
 

@@ -78,6 +78,9 @@ struct IndexCommand: ParsableCommand {
                 guard !quiet else { return }
                 print("indexed \(store): \(summary.inserted) inserted, \(summary.updated) updated, \(summary.deleted) deleted; token \(summary.token); "
                     + String(format: "%.2f s", summary.seconds) + " → \(indexPath)")
+                if summary.omittedValues > 0 {
+                    printNote("\(summary.omittedValues) value\(summary.omittedValues == 1 ? " was" : "s were") not finite numbers (NaN or infinite) and left out of their items; the items were indexed without them")
+                }
                 // One line per catch-up, visible at once even when stdout is a file or a pipe
                 // (fflush(nil) flushes every stream without touching the C `stdout` global).
                 fflush(nil)
