@@ -62,13 +62,17 @@ public struct StoreCheckpoint: Sendable, Hashable {
     public var exportState: String?
     /// When the checkpoint was written.
     public var updatedAt: Date
+    /// When the transaction ``token`` names was saved, as the store recorded it: with the token it
+    /// identifies the history followed, so a restored store that reused the number is told apart.
+    public var tokenTimestamp: Date?
 
     /// The ``exportState`` of a store whose items are being removed (see ``SearchIndex/removeStore(uuid:batchSize:)``).
     public static let removalInProgress = "removing"
 
     /// Creates a checkpoint.
     public init(storeUUID: String, storePath: String, token: Int64, modelDigest: String? = nil,
-                configurationDigest: String? = nil, exportState: String? = nil, updatedAt: Date = Date()) {
+                configurationDigest: String? = nil, exportState: String? = nil, updatedAt: Date = Date(), tokenTimestamp: Date? = nil) {
+        self.tokenTimestamp = tokenTimestamp
         self.storeUUID = storeUUID
         self.storePath = storePath
         self.token = token

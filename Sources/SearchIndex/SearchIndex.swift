@@ -148,6 +148,8 @@ public final class SearchIndex: Sendable {
 
     /// Translates database errors into messages that say what to do.
     static func indexError(_ error: any Error, path: String) -> SearchIndexError {
+        // Readers deep inside a transaction do not know the path: they leave it empty.
+        if case .notAnIndex("", let detail)? = error as? SearchIndexError { return .notAnIndex(path: path, detail: detail) }
         if let error = error as? SearchIndexError { return error }
         guard let error = error as? DatabaseError else { return .database(path: path, message: "\(error)") }
         switch error.resultCode {

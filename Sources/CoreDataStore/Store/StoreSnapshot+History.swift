@@ -17,6 +17,17 @@ extension StoreSnapshot {
         }
     }
 
+    /// When transaction `number` was saved, or nil when the store does not hold it (never written or purged).
+    public func timestamp(ofTransaction number: Int64) throws(CoreDataStoreError) -> Date? {
+        guard store.hasHistory, store.catalog.has("ZTIMESTAMP", in: "ATRANSACTION") else { return nil }
+        let path = store.path
+        return try run {
+            guard let row = try Row.fetchOne(db, sql: "SELECT ZTIMESTAMP FROM ATRANSACTION WHERE Z_PK = ?", arguments: [number]) else { return nil }
+            // Normalized exactly as transactions(after:) does, so the two always agree on a transaction's date.
+            return Date(timeIntervalSinceReferenceDate: Self.finite(try row.checked(table: "ATRANSACTION", path: path).double(0, "ZTIMESTAMP")))
+        }
+    }
+
     /// Transactions after `token`, oldest first, with their changes.
     ///
     /// Returns at most `limit` transactions and stops adding more once `changeLimit` changes are
@@ -142,6 +153,11 @@ extension PersistentStore {
     /// The store's history bounds.
     public func historyBounds() throws(CoreDataStoreError) -> HistoryBounds {
         try read { snapshot in try snapshot.historyBounds() }
+    }
+
+    /// When transaction `number` was saved; see ``StoreSnapshot/timestamp(ofTransaction:)``.
+    public func timestamp(ofTransaction number: Int64) throws(CoreDataStoreError) -> Date? {
+        try read { snapshot in try snapshot.timestamp(ofTransaction: number) }
     }
 
     /// Fetches objects by ID in one read transaction; see ``StoreSnapshot/objects(_:relationships:)``.

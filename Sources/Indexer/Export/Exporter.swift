@@ -55,9 +55,23 @@ public final class Exporter {
         lock.release()
     }
 
-    private func checkpoint(token: Int64, exportState: String?) -> StoreCheckpoint {
+    private func checkpoint(token: Int64, tokenTimestamp: Date?, exportState: String?) -> StoreCheckpoint {
         StoreCheckpoint(storeUUID: store.metadata.storeUUID, storePath: storePath, token: token, modelDigest: store.metadata.modelDigest,
-                        configurationDigest: configuration.digest, exportState: exportState)
+                        configurationDigest: configuration.digest, exportState: exportState, tokenTimestamp: tokenTimestamp)
+    }
+
+    /// Why the store's history is not the one the index followed up to `checkpoint`, or nil when it is:
+    /// a store restored from a backup either ends before the token, or, saved since, has a different
+    /// transaction under the token's number.
+    private func divergence(from checkpoint: StoreCheckpoint, bounds: HistoryBounds) throws -> String? {
+        if checkpoint.token > bounds.newest {
+            return "the store's history ends at transaction \(bounds.newest), before the index's token \(checkpoint.token): "
+                + "the store was restored from a backup or its history was reset"
+        }
+        guard checkpoint.token > 0, let recorded = checkpoint.tokenTimestamp,
+              let actual = try store.timestamp(ofTransaction: checkpoint.token), actual != recorded else { return nil }
+        return "transaction \(checkpoint.token) of the store was saved at \(actual), not at \(recorded) as the index recorded: "
+            + "the store was restored from a backup and saved since"
     }
 
     /// Brings the index up to the store's newest transaction and returns what changed.
@@ -85,6 +99,8 @@ public final class Exporter {
                     reason = "the store's model changed (migration)"
                 } else if current.configurationDigest != configuration.digest {
                     reason = "the configuration changed what items contain"
+                } else if store.hasHistory, current.exportState == nil, let diverged = try divergence(from: current, bounds: try store.historyBounds()) {
+                    reason = diverged
                 } else if store.hasHistory, current.exportState == nil, !(try store.historyBounds()).canResume(from: current.token) {
                     reason = "history was purged past token \(current.token) (history token expired)"
                 } else if !store.hasHistory, current.exportState == nil {
@@ -134,6 +150,7 @@ public final class Exporter {
             // T0 is read before the first page: anything saved after it is replayed from history.
             t0 = try store.historyBounds().newest
         }
+        let t0Timestamp = store.hasHistory && t0 > 0 ? try store.timestamp(ofTransaction: t0) : nil
         let (rootIndex, after) = (firstRoot, firstKey)
         let started = DispatchTime.now().uptimeNanoseconds
         var report = ExportProgress(objectsRead: 0, objectCount: 0, itemsWritten: 0, entity: roots.indices.contains(rootIndex) ? roots[rootIndex] : "", elapsed: 0)
@@ -152,7 +169,7 @@ public final class Exporter {
         thread.start()
         defer { pages.cancel() }
         while let page = try pages.next() {
-            let result = try index.apply(IndexBatch(upserts: page.items, checkpoint: checkpoint(token: t0, exportState: page.state)))
+            let result = try index.apply(IndexBatch(upserts: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: page.state)))
             summary.omittedValues += page.omittedValues
             summary.inserted += result.inserted
             summary.updated += result.updated
@@ -187,7 +204,8 @@ public final class Exporter {
                 return
             }
             guard let batch = try store.read({ snapshot throws in try historyBatch(after: token, in: snapshot) }) else { return }
-            let result = try index.apply(IndexBatch(upserts: batch.built.items, deletes: batch.deletes, checkpoint: checkpoint(token: batch.token, exportState: nil)))
+            let result = try index.apply(IndexBatch(upserts: batch.built.items, deletes: batch.deletes,
+                                                    checkpoint: checkpoint(token: batch.token, tokenTimestamp: batch.timestamp, exportState: nil)))
             summary.omittedValues += batch.built.omittedValues
             summary.inserted += result.inserted
             summary.updated += result.updated
@@ -198,7 +216,7 @@ public final class Exporter {
 
     /// The next history batch after `token`, coalesced per object, as items to upsert and URIs to delete;
     /// nil when history holds nothing newer.
-    private func historyBatch(after token: Int64, in snapshot: StoreSnapshot) throws -> (built: ItemBuilder.Built, deletes: [String], token: Int64)? {
+    private func historyBatch(after token: Int64, in snapshot: StoreSnapshot) throws -> (built: ItemBuilder.Built, deletes: [String], token: Int64, timestamp: Date)? {
         let transactions = try snapshot.transactions(after: token, limit: 100, changeLimit: batchSize)
         guard let last = transactions.last else { return nil }
         // Anything followed by a delete is a delete; the rest is an upsert of the current row (so ZCOLUMNS
@@ -217,7 +235,7 @@ public final class Exporter {
         // Changed in history but gone now (deleted by a later transaction): remove.
         let gone = changed.filter { !found.contains($0) }
         let deletes = deleted.union(gone).filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation)
-        return (try builder.items(for: objects, in: snapshot), deletes.sorted(), last.number)
+        return (try builder.items(for: objects, in: snapshot), deletes.sorted(), last.number, last.timestamp)
     }
 
     /// Indexed objects whose items show one of `changed` through a relationship (found through the inverses).

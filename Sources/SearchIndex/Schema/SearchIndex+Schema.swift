@@ -49,9 +49,14 @@ extension SearchIndex {
                 INSERT INTO items_fts (items_fts, rank) VALUES ('automerge', 8);
                 """)
         }
+        migrator.registerMigration("v2") { db in
+            // The timestamp of the transaction the token names: a store restored from a backup and saved
+            // since reuses transaction numbers, and only the timestamp tells its history from the one indexed.
+            try db.execute(sql: "ALTER TABLE stores ADD COLUMN token_timestamp REAL")
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 }

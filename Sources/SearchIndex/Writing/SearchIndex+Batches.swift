@@ -106,21 +106,47 @@ extension SearchIndex {
     }
 
     static func fetchCheckpoints(_ db: Database) throws -> [StoreCheckpoint] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at FROM stores ORDER BY uuid")).map { row in
-            StoreCheckpoint(storeUUID: row[0], storePath: row[1], token: row[2], modelDigest: row[3],
-                            configurationDigest: row[4], exportState: row[5],
-                            updatedAt: Date(timeIntervalSinceReferenceDate: row[6]))
+        let sql = "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp FROM stores ORDER BY uuid"
+        return try Row.fetchAll(db.cachedStatement(sql: sql)).map { row in
+            // Decoded with their types checked: a damaged index is an error to report, not a trap.
+            func text(_ index: Int) throws -> String? {
+                let value: DatabaseValue = row[index]
+                switch value.storage {
+                case .null: return nil
+                case .string(let text): return text
+                default: throw SearchIndexError.notAnIndex(path: "", detail: "its stores table holds a non-text value where text belongs; the file is damaged")
+                }
+            }
+            func number(_ index: Int) throws -> Double? {
+                let value: DatabaseValue = row[index]
+                switch value.storage {
+                case .null: return nil
+                case .int64(let number): return Double(number)
+                case .double(let number): return number
+                default: throw SearchIndexError.notAnIndex(path: "", detail: "its stores table holds a non-number where a number belongs; the file is damaged")
+                }
+            }
+            let tokenValue: DatabaseValue = row[2]
+            guard case .int64(let token) = tokenValue.storage, let uuid = try text(0), let path = try text(1) else {
+                throw SearchIndexError.notAnIndex(path: "", detail: "a row of its stores table lacks a UUID, path or token; the file is damaged")
+            }
+            return StoreCheckpoint(storeUUID: uuid, storePath: path, token: token, modelDigest: try text(3),
+                                   configurationDigest: try text(4), exportState: try text(5),
+                                   updatedAt: Date(timeIntervalSinceReferenceDate: try number(6) ?? 0),
+                                   tokenTimestamp: try number(7).map(Date.init(timeIntervalSinceReferenceDate:)))
         }
     }
 
     private static func saveCheckpoint(_ checkpoint: StoreCheckpoint, db: Database) throws -> Int64 {
         try db.execute(sql: """
-            INSERT INTO stores (uuid, path, token, model_digest, configuration_digest, export_state, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO stores (uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(uuid) DO UPDATE SET path = excluded.path, token = excluded.token, model_digest = excluded.model_digest,
-                configuration_digest = excluded.configuration_digest, export_state = excluded.export_state, updated_at = excluded.updated_at
+                configuration_digest = excluded.configuration_digest, export_state = excluded.export_state, updated_at = excluded.updated_at,
+                token_timestamp = excluded.token_timestamp
             """, arguments: [checkpoint.storeUUID, checkpoint.storePath, checkpoint.token, checkpoint.modelDigest,
-                             checkpoint.configurationDigest, checkpoint.exportState, checkpoint.updatedAt.timeIntervalSinceReferenceDate])
+                             checkpoint.configurationDigest, checkpoint.exportState, checkpoint.updatedAt.timeIntervalSinceReferenceDate,
+                             checkpoint.tokenTimestamp.map(\.timeIntervalSinceReferenceDate).flatMap { $0.isFinite ? $0 : nil }])
         return try Int64.fetchOne(db, sql: "SELECT id FROM stores WHERE uuid = ?", arguments: [checkpoint.storeUUID]) ?? 0
     }
 

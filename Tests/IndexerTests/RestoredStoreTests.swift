@@ -1,0 +1,79 @@
+import CoreDataStore
+import Foundation
+@testable import Indexer
+import SearchIndex
+import Testing
+
+/// A store restored from a backup keeps its UUID but not its history: the index must never go on serving
+/// items from a future the store no longer has.
+@Suite("Stores restored from a backup")
+struct RestoredStoreTests {
+    let folder: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("restored-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }()
+
+    var path: String { folder.appendingPathComponent("Atlas.sqlite").path }
+    var backup: String { folder.appendingPathComponent("backup.sqlite").path }
+
+    func save(_ names: [String]) throws {
+        let writer = try StoreWriter(path: path)
+        var request = SaveRequest()
+        for name in names { request.insert("Place", attributes: ["name": .string(name)]) }
+        _ = try writer.save(request)
+    }
+
+    /// One catch-up with a fresh exporter, as `searchctl index` runs it.
+    func index() throws -> (Exporter.Summary, [String], Set<String>) {
+        let store = try PersistentStore(path: path)
+        let index = try SearchIndex(path: folder.appendingPathComponent("atlas.searchindex").path, mode: .readWrite(permissions: nil))
+        let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model))
+        defer { exporter.close() }
+        var log: [String] = []
+        let summary = try exporter.catchUp(log: { log.append($0) })
+        return (summary, log, Set(try index.dump().map(\.displayName)))
+    }
+
+    /// A store holding "first", backed up, then given two more saves and indexed.
+    func prepare() throws {
+        _ = try StoreWriter.create(at: path, model: try ExpressionTests.model())
+        try save(["first"])
+        try FileManager.default.copyItem(atPath: path, toPath: backup) // the writer closed: no -wal
+        try save(["second"])
+        try save(["third"])
+        let (summary, _, names) = try index()
+        #expect(summary.token == 3 && names == ["first", "second", "third"])
+    }
+
+    func restore() throws {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        try FileManager.default.copyItem(atPath: backup, toPath: path)
+    }
+
+    @Test("history ending before the index's token: announced as a restore, rebuilt to the store's objects")
+    func endsBeforeToken() throws {
+        try prepare()
+        try restore()
+        let (summary, log, names) = try index()
+        #expect(summary.rebuildReason?.contains("restored from a backup") == true, "\(summary.rebuildReason ?? "")")
+        #expect(log.contains { $0.contains("restored from a backup") })
+        #expect(names == ["first"])
+        #expect(summary.token == 1)
+    }
+
+    @Test("restored and saved past the old token: the same numbers, other transactions, detected by their timestamps")
+    func forkedHistory() throws {
+        try prepare()
+        try restore()
+        try save(["fourth"])
+        try save(["fifth"])
+        let (summary, _, names) = try index()
+        #expect(summary.rebuildReason?.contains("restored from a backup and saved since") == true, "\(summary.rebuildReason ?? "")")
+        #expect(names == ["first", "fourth", "fifth"])
+        #expect(summary.token == 3)
+        // Then it is the history followed: the next run has nothing to do.
+        let (again, _, _) = try index()
+        #expect(again.rebuildReason == nil && again.inserted == 0 && again.deleted == 0)
+    }
+}
