@@ -96,3 +96,17 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// libFuzzer targets (scripts/fuzz), only when SEARCHLIGHT_FUZZ=1 is set as the manifest is evaluated: they link
+// with -sanitize=fuzzer, which a plain `swift build` or `swift test` must never see. One executable for every
+// target (chosen by SEARCHLIGHT_FUZZ_TARGET at run time), so an instrumented build of the modules is linked once.
+if Context.environment["SEARCHLIGHT_FUZZ"] == "1" {
+    package.targets += [
+        // main(): SwiftPM points an executable's main at <module>_main, which libFuzzer's own main cannot be.
+        .target(name: "CFuzzDriver"),
+        .executableTarget(
+            name: "searchlight-fuzz",
+            dependencies: ["CFuzzDriver", "CoreDataStore", "SearchIndex", "Indexer", .product(name: "GRDB", package: "GRDB.swift")]),
+    ]
+    package.products.append(.executable(name: "searchlight-fuzz", targets: ["searchlight-fuzz"]))
+}

@@ -1,0 +1,66 @@
+@testable import CoreDataStore
+import Foundation
+import GRDB
+
+/// Fuzzes the history decoders: `ZCOLUMNS` bitmaps and `ZTOMBSTONE<n>` values.
+///
+/// Input: the first byte picks the column value's storage (mod 5: null, integer, real, text, blob; its high bits
+/// vary the bitmap's property count), the rest is its payload — 8 big-endian bytes for numbers. Invariants: the
+/// value decodes as every attribute type and re-encodes to a value that decodes the same; a bitmap decodes to
+/// names that encode back to the bitmap's bits within the order.
+enum HistoryTarget {
+    static let target = FuzzTarget(name: "history") { data in
+        guard let kind = data.first else { return }
+        let payload = Data(data.dropFirst())
+        let value = databaseValue(kind: kind, payload: payload)
+        for type in AttributeType.allCases {
+            let decoded = AttributeValue(value, type: type)
+            let again = AttributeValue(decoded.databaseValue, type: type)
+            guard again == decoded || decoded.hasNaN || isBlobURI(decoded, again, type) else {
+                fatalError("\(value) as \(type) decodes to \(decoded), which re-encodes to \(again)")
+            }
+        }
+        checkBitmap(payload, propertyCount: max(0, payload.count * 8 + Int(kind >> 3) - 16))
+    }
+
+    /// Known, fix pending (disabled test "a URI attribute stored as a BLOB decodes as .uri" in
+    /// CoreDataStoreTests/FuzzRegressionTests.swift): a URI attribute decodes as `.string` from a BLOB, `.uri` from TEXT.
+    static func isBlobURI(_ decoded: AttributeValue, _ again: AttributeValue, _ type: AttributeType) -> Bool {
+        guard type == .uri, case .string(let text) = decoded else { return false }
+        return again == .uri(text)
+    }
+
+    static func databaseValue(kind: UInt8, payload: Data) -> DatabaseValue {
+        let bits = payload.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        switch kind % 5 {
+        case 0: return .null
+        case 1: return Int64(bitPattern: bits).databaseValue
+        case 2: return Double(bitPattern: bits).databaseValue
+        case 3: return String(decoding: payload, as: UTF8.self).databaseValue
+        default: return payload.databaseValue
+        }
+    }
+
+    static func checkBitmap(_ bitmap: Data, propertyCount: Int) {
+        let order = (0..<propertyCount).map { "p\($0)" }
+        let names = HistoryColumnBitmap.decode(bitmap, order: order)
+        var expected = [UInt8]((bitmap + Data(count: max(0, (propertyCount + 7) / 8 - bitmap.count))).prefix((propertyCount + 7) / 8))
+        if propertyCount % 8 != 0, let last = expected.indices.last {
+            expected[last] &= UInt8(0xFF << (8 - propertyCount % 8) & 0xFF)
+        }
+        guard HistoryColumnBitmap.encode(Set(names), order: order) == Data(expected) else {
+            fatalError("ZCOLUMNS \(bitmap.map { String(format: "%02x", $0) }.joined()) over \(propertyCount) properties decodes to \(names), which encodes differently")
+        }
+    }
+}
+
+extension AttributeValue {
+    /// Whether a NaN (never equal to itself) is inside.
+    fileprivate var hasNaN: Bool {
+        switch self {
+        case .double(let number), .decimal(let number): number.isNaN
+        case .date(let date): date.timeIntervalSinceReferenceDate.isNaN
+        default: false
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import GRDB
+@testable import SearchIndex
+
+/// Fuzzes the query parser, and checks what it promises: every string is a query FTS5 accepts or a clean error.
+///
+/// Each parsed query's MATCH expression runs against an in-memory FTS5 table with the index's own tokenizer
+/// and columns; an FTS5 error there is a crash.
+enum QueryTarget {
+    static let database: DatabaseQueue = {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try SearchTokenizer.register(on: db) }
+        do {
+            let queue = try DatabaseQueue(configuration: configuration)
+            try queue.write { db in
+                try db.execute(sql: """
+                    CREATE VIRTUAL TABLE items_fts USING fts5(display_name, title, text, keywords, tokenize='\(SearchTokenizer.name)');
+                    INSERT INTO items_fts VALUES ('Zürich', 'Tokyo 東京都', 'New York, 横浜市の港, กรุงเทพมหานคร', 'Straße');
+                    """)
+            }
+            return queue
+        } catch {
+            fatalError("searchlight-fuzz: cannot create the FTS5 table: \(error)")
+        }
+    }()
+
+    /// Known, fix pending (disabled test "a quote joined to a combining mark is quoted for FTS5" in
+    /// SearchIndexTests/FuzzRegressionTests.swift): the lexer and the FTS5 quoting compare `Character`s, so a `"` inside
+    /// a larger grapheme cluster (`"` + U+0319) neither delimits a phrase nor is doubled, and reaches FTS5 alone.
+    static func hasJoinedQuote(_ query: String) -> Bool {
+        query.contains { $0 != "\"" && $0.unicodeScalars.contains("\"") }
+    }
+
+    static let target = FuzzTarget(name: "query", prepare: { _ = database }) { data in
+        let query = String(decoding: data, as: UTF8.self)
+        guard let parsed = try? QueryParser.parse(query), !hasJoinedQuote(query) else { return }
+        let expression = parsed.expression
+        do {
+            _ = try database.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM items_fts WHERE items_fts MATCH ?", arguments: [expression])
+            }
+        } catch {
+            fatalError("FTS5 refuses the parsed query's expression \(expression.debugDescription): \(error)")
+        }
+    }
+}
