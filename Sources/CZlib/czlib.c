@@ -10,8 +10,10 @@ static int inflate_with(int windowBits, const uint8_t *input, size_t inputLength
     memset(&stream, 0, sizeof stream);
     if (inflateInit2(&stream, windowBits) != Z_OK) return CZLIB_MEMORY_ERROR;
 
+    // One byte beyond the limit tells "exactly the limit" (allowed, even 0) from "more" (refused).
+    size_t ceiling = maxOutputLength + 1;
     size_t capacity = inputLength * 4 + 1024;
-    if (capacity > maxOutputLength) capacity = maxOutputLength;
+    if (capacity > ceiling) capacity = ceiling;
     uint8_t *buffer = malloc(capacity);
     if (!buffer) { inflateEnd(&stream); return CZLIB_MEMORY_ERROR; }
 
@@ -20,9 +22,9 @@ static int inflate_with(int windowBits, const uint8_t *input, size_t inputLength
     size_t produced = 0;
     int status = Z_OK;
     while (status != Z_STREAM_END) {
+        if (produced > maxOutputLength) { free(buffer); inflateEnd(&stream); return CZLIB_MEMORY_ERROR; }
         if (produced == capacity) {
-            if (capacity >= maxOutputLength) { free(buffer); inflateEnd(&stream); return CZLIB_MEMORY_ERROR; }
-            size_t grown = capacity * 2 > maxOutputLength ? maxOutputLength : capacity * 2;
+            size_t grown = capacity * 2 > ceiling ? ceiling : capacity * 2;
             uint8_t *bigger = realloc(buffer, grown);
             if (!bigger) { free(buffer); inflateEnd(&stream); return CZLIB_MEMORY_ERROR; }
             buffer = bigger;
@@ -36,6 +38,7 @@ static int inflate_with(int windowBits, const uint8_t *input, size_t inputLength
         if (status != Z_OK && status != Z_STREAM_END) { free(buffer); inflateEnd(&stream); return CZLIB_DATA_ERROR; }
     }
     inflateEnd(&stream);
+    if (produced > maxOutputLength) { free(buffer); return CZLIB_MEMORY_ERROR; }
     *output = buffer;
     *outputLength = produced;
     return CZLIB_OK;

@@ -10,7 +10,7 @@ struct ConfigurationFuzzRegressionTests {
     /// or another control character is printed raw inside a JSON string, which JSON forbids, so the printed
     /// configuration does not load again ("configuration is not a JSON object").
     @Test("the printed configuration loads again when an expression holds a control character",
-          .disabled("fuzz crash, fix pending"), arguments: [
+          arguments: [
         #"{"entities":{"Place":{"displayName":"lowercase:(\tname)"}}}"#,
         #"{"entities":{"Place":{"displayName":"'a\u0001b'"}}}"#,
     ])

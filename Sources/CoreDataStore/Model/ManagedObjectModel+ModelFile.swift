@@ -181,6 +181,12 @@ struct XMLTree {
     static let maximumElements = 200_000
 
     static func parse(_ data: Data, path: String) throws(CoreDataStoreError) -> XMLTree {
+        // Xcode writes model files as UTF-8. Bytes that are not would reach FoundationXML, which
+        // force-unwraps their decoding in element and attribute names and kills the process (found by
+        // scripts/fuzz modelxml): refuse them first, and NUL too, which no XML holds.
+        guard String(validatingUTF8Bytes: data) != nil else {
+            throw .invalidModelFile(path: path, reason: "the file is not UTF-8 text")
+        }
         let parser = XMLParser(data: data)
         // A model file never needs external entities or DTDs; refusing them keeps reads local and bounded.
         parser.shouldResolveExternalEntities = false
@@ -221,5 +227,13 @@ struct XMLTree {
             guard exceeded == nil, let node = stack.popLast() else { return }
             if stack.isEmpty { root = node } else { stack[stack.count - 1].children.append(node) }
         }
+    }
+}
+
+extension String {
+    /// The text of `data` when it is valid UTF-8 without NUL characters, else nil.
+    init?(validatingUTF8Bytes data: Data) {
+        guard !data.contains(0), let text = String(bytes: data, encoding: .utf8) else { return nil }
+        self = text
     }
 }

@@ -42,8 +42,10 @@ extension AttributeValue {
             self = .uuid(UUID(bytes: [UInt8](data)))
         case (.blob(let data), .transformable):
             self = .transformable(data)
-        case (.blob(let data), .string), (.blob(let data), .uri):
+        case (.blob(let data), .string):
             self = String(data: data, encoding: .utf8).map(AttributeValue.string) ?? .binary(data)
+        case (.blob(let data), .uri):
+            self = String(data: data, encoding: .utf8).map(AttributeValue.uri) ?? .binary(data)
         case (.blob(let data), _):
             self = .binary(data)
         }

@@ -47,7 +47,8 @@ extension AttributeValue {
             switch type {
             case .uuid where data.count == 16: self = .uuid(UUID(bytes: [UInt8](data)))
             case .transformable: self = .transformable(data)
-            case .string, .uri: self = String(data: data, encoding: .utf8).map(AttributeValue.string) ?? .binary(data)
+            case .string: self = String(data: data, encoding: .utf8).map(AttributeValue.string) ?? .binary(data)
+            case .uri: self = String(data: data, encoding: .utf8).map(AttributeValue.uri) ?? .binary(data)
             default: self = .binary(data)
             }
         }

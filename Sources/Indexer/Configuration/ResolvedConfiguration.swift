@@ -199,6 +199,11 @@ extension IndexConfiguration {
             case "\"": output += "\\\""
             case "\\": output += "\\\\"
             case "\n": output += "\\n"
+            case "\t": output += "\\t"
+            case "\r": output += "\\r"
+            // JSON allows no raw control characters in a string (found by scripts/fuzz config).
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                output += String(format: "\\u%04X", scalar.value)
             default: output.unicodeScalars.append(scalar)
             }
         }
