@@ -14,8 +14,8 @@ enum PropertyListTarget {
         walk(archive)
     }
 
-    /// Encoding twice costs three times the decoding (debug, ASan): above this size it would slow the search of the
-    /// decoder more than it adds (the largest real plist, Photos' model, is 285 KB).
+    /// The round trip (two encodings, one decoding) costs about three times decoding the input (perf, debug with ASan,
+    /// on Photos' 285 KB model): above this size it would slow the search of the decoder more than it adds.
     static let roundTripByteLimit = 1 << 16
     /// Values shared many times in the file expand into trees when encoded: beyond this many nodes the round
     /// trip would measure the fuzzer's patience, not the codec.
