@@ -25,9 +25,6 @@ enum ConfigurationTarget {
               let resolved = try? ResolvedConfiguration(configuration, model: model)
         else { return }
         let printed = resolved.effective.json
-        // Known, fix pending (disabled test "the printed configuration loads again when an expression holds a control
-        // character" in IndexerTests/FuzzRegressionTests.swift): control characters are printed raw inside JSON strings.
-        guard !printed.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" }) else { return }
         let reloaded: ResolvedConfiguration
         do {
             reloaded = try ResolvedConfiguration(IndexConfiguration(json: Data(printed.utf8)), model: model)
