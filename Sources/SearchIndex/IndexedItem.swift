@@ -65,14 +65,18 @@ public struct StoreCheckpoint: Sendable, Hashable {
     /// When the transaction ``token`` names was saved, as the store recorded it: with the token it
     /// identifies the history followed, so a restored store that reused the number is told apart.
     public var tokenTimestamp: Date?
+    /// The configuration the items were built with, as the JSON `--config` reads (opaque to the index).
+    public var configuration: String?
 
     /// The ``exportState`` of a store whose items are being removed (see ``SearchIndex/removeStore(uuid:batchSize:)``).
     public static let removalInProgress = "removing"
 
     /// Creates a checkpoint.
     public init(storeUUID: String, storePath: String, token: Int64, modelDigest: String? = nil,
-                configurationDigest: String? = nil, exportState: String? = nil, updatedAt: Date = Date(), tokenTimestamp: Date? = nil) {
+                configurationDigest: String? = nil, exportState: String? = nil, updatedAt: Date = Date(), tokenTimestamp: Date? = nil,
+                configuration: String? = nil) {
         self.tokenTimestamp = tokenTimestamp
+        self.configuration = configuration
         self.storeUUID = storeUUID
         self.storePath = storePath
         self.token = token

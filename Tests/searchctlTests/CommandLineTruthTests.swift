@@ -117,4 +117,25 @@ struct CommandLineTruthTests {
         let errors = resolved.stderr.split(separator: "\n").compactMap { try? CLI.json(String($0)) as? [String: Any] }
         #expect(errors.count == 2)
     }
+
+    @Test("index without --config keeps the configuration the index was built with; another --config rebuilds, announced")
+    func storedConfiguration() throws {
+        let store = try Self.southernStore() // indexed with Corpus/places-config.json
+        let again = try CLI.run(["index", "--store", store])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("0 inserted, 0 updated, 0 deleted"), "\(again.stdout)")
+        #expect(again.stderr.contains("using the configuration the index was built with"))
+        let status = try #require(try CLI.json(try CLI.run(["status", "--store", store, "--format", "json"]).stdout) as? [String: Any])
+        let stores = try #require(status["stores"] as? [[String: Any]])
+        let configuration = try #require(stores.first?["configuration"] as? [String: Any])
+        let place = (configuration["entities"] as? [String: Any])?["Place"] as? [String: Any]
+        #expect(place?["keywords"] as? [String] == ["country.code"])
+        // The printed configuration is the stored one.
+        #expect(try CLI.run(["index", "--store", store, "--print-config"]).stdout.contains("country.code"))
+
+        let other = FileManager.default.temporaryDirectory.appendingPathComponent("other-\(UUID().uuidString).json").path
+        try Data(#"{"entities": {"Place": {"keywords": []}}}"#.utf8).write(to: URL(fileURLWithPath: other))
+        let changed = try CLI.run(["index", "--store", store, "--config", other])
+        #expect(changed.status == 0 && changed.stderr.contains("the configuration changed"), "\(changed.stderr)")
+    }
 }

@@ -74,7 +74,12 @@ struct OutputTests {
         #expect(again.status == 0 && again.lines.count == 1 && again.lines[0].range(of: pattern, options: .regularExpression) != nil, "\(again.stdout)")
         #expect(again.lines[0].contains(": 0 inserted, 0 updated, 0 deleted; token 1; "))
         #expect(try CLI.run(["index", "--store", store, "--config", config, "--quiet"]).stdout.isEmpty)
-        let printed = try CLI.run(["index", "--store", store, "--print-config"])
+        // Without --config, --print-config shows what index would use: the configuration the index keeps.
+        #expect(try CLI.run(["index", "--store", store, "--print-config"]).stdout.contains("country.code"))
+        // An empty configuration asks for the zero-configuration defaults outright.
+        let empty = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("empty.json")
+        try Data(#"{"entities": {}}"#.utf8).write(to: empty)
+        let printed = try CLI.run(["index", "--store", store, "--config", empty.path, "--print-config"])
         let entities = try #require((try CLI.json(printed.stdout) as? [String: Any])?["entities"] as? [String: Any])
         let place = try #require(entities["Place"] as? [String: Any])
         // Zero configuration on the Corpus model: the name shown, the other Spotlight-marked properties (the

@@ -24,6 +24,9 @@ public struct ResolvedConfiguration: Sendable {
     public let plans: [String: EntityPlan]
     /// The effective configuration (defaults filled in), as `--print-config` shows it.
     public let effective: IndexConfiguration
+    /// The configuration as given (empty for zero configuration): what an index keeps, since it resolves
+    /// again against a migrated model where the effective one, naming every entity, may not.
+    public let given: IndexConfiguration
     /// Changes exactly when what items contain would change: a rebuild trigger.
     public let digest: String
     let model: ManagedObjectModel
@@ -39,6 +42,7 @@ public struct ResolvedConfiguration: Sendable {
     public init(_ configuration: IndexConfiguration?, model: ManagedObjectModel) throws(ResolutionError) {
         self.model = model
         let configuration = configuration ?? IndexConfiguration()
+        given = configuration
         for name in configuration.entities.keys where model.entity(named: name) == nil {
             throw ResolutionError(description: "the configuration names an entity '\(name)' that the model does not have; entities: "
                 + model.entities.map(\.name).joined(separator: ", "))

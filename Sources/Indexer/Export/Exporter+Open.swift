@@ -9,7 +9,8 @@ extension Exporter {
         public var storePath: String
         /// A model file to read it with instead of its `Z_MODELCACHE`.
         public var modelPath: String?
-        /// What to index (nil: the zero-config defaults).
+        /// What to index. nil: the configuration the index was built with for this store, else the
+        /// zero-config defaults (an empty configuration, `{"entities": {}}`, asks for the defaults outright).
         public var configuration: IndexConfiguration?
         /// The index file.
         public var indexPath: String
@@ -37,8 +38,6 @@ extension Exporter {
         let store: PersistentStore
         do { store = try PersistentStore(path: source.storePath, modelPath: source.modelPath) } catch { throw .store(error) }
         store.notes.forEach(note)
-        let configuration: ResolvedConfiguration
-        do { configuration = try ResolvedConfiguration(source.configuration, model: store.model) } catch { throw .configuration(error.description) }
         if source.requiresHistory && !store.hasHistory { throw .historyNotTracked(path: source.storePath) }
         // The index must never be the store (or any other name of it): opening it read-write would write the app's file.
         if let storeFile = Self.identity(source.storePath), let indexFile = Self.identity(source.indexPath), storeFile == indexFile {
@@ -51,7 +50,38 @@ extension Exporter {
         let permissions = (storeMode & 0o666) | 0o600
         let index: SearchIndex
         do { index = try SearchIndex(path: source.indexPath, mode: .readWrite(permissions: permissions)) } catch { throw .index(error) }
+        let configuration = try resolveConfiguration(source, model: store.model, index: index, storeUUID: store.metadata.storeUUID, note: note)
         return try Exporter(store: store, index: index, configuration: configuration, batchSize: source.batchSize)
+    }
+
+    /// The configuration `open` would index `source` with, without opening anything for writing (what
+    /// `--print-config` shows).
+    public static func configuration(for source: Source, note: (String) -> Void = { _ in }) throws(ExportError) -> ResolvedConfiguration {
+        let store: PersistentStore
+        do { store = try PersistentStore(path: source.storePath, modelPath: source.modelPath) } catch { throw .store(error) }
+        let index = source.configuration == nil && FileManager.default.fileExists(atPath: source.indexPath)
+            ? try? SearchIndex(path: source.indexPath, mode: .readOnly) : nil
+        return try resolveConfiguration(source, model: store.model, index: index, storeUUID: store.metadata.storeUUID, note: note)
+    }
+
+    /// The source's configuration; without one, the configuration the index was built with for this store
+    /// (a restarted indexer keeps it rather than throwing a configured index away for the defaults).
+    private static func resolveConfiguration(
+        _ source: Source, model: ManagedObjectModel, index: SearchIndex?, storeUUID: String, note: (String) -> Void
+    ) throws(ExportError) -> ResolvedConfiguration {
+        var chosen = source.configuration
+        if chosen == nil, let index {
+            let stored: StoreCheckpoint?
+            do { stored = try index.checkpoint(storeUUID: storeUUID) } catch { throw .index(error) }
+            if let json = stored?.configuration {
+                do { chosen = try IndexConfiguration(json: Data(json.utf8), path: "the configuration stored in \(source.indexPath)") }
+                catch { throw .configuration(error.description) }
+                if chosen?.entities.isEmpty == false {
+                    note("using the configuration the index was built with (pass a configuration to change it)")
+                }
+            }
+        }
+        do { return try ResolvedConfiguration(chosen, model: model) } catch { throw .configuration(error.description) }
     }
 
     /// The device and inode of the file a path resolves to, nil when there is none.

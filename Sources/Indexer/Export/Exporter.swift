@@ -32,6 +32,8 @@ public final class Exporter {
     let builder: ItemBuilder
     let batchSize: Int
     let storePath: String
+    /// The configuration as given, as JSON, kept with every checkpoint so a later run can reuse it.
+    let configurationJSON: String
     /// Which indexed objects show which related entities: fixed by the configuration, so computed once.
     let dependencies: [String: [(indexed: String, inverses: [String])]]
     private let lock: WriterLock
@@ -45,6 +47,7 @@ public final class Exporter {
         self.builder = ItemBuilder(configuration: configuration, functions: functions)
         self.batchSize = max(1, batchSize)
         dependencies = builder.dependencies()
+        configurationJSON = configuration.given.json
         storePath = URL(fileURLWithPath: store.path).standardizedFileURL.path
         lock = try WriterLock(indexPath: index.path)
     }
@@ -57,7 +60,8 @@ public final class Exporter {
 
     private func checkpoint(token: Int64, tokenTimestamp: Date?, exportState: String?) -> StoreCheckpoint {
         StoreCheckpoint(storeUUID: store.metadata.storeUUID, storePath: storePath, token: token, modelDigest: store.metadata.modelDigest,
-                        configurationDigest: configuration.digest, exportState: exportState, tokenTimestamp: tokenTimestamp)
+                        configurationDigest: configuration.digest, exportState: exportState, tokenTimestamp: tokenTimestamp,
+                        configuration: configurationJSON)
     }
 
     /// Why the store's history is not the one the index followed up to `checkpoint`, or nil when it is:

@@ -53,6 +53,9 @@ extension SearchIndex {
             // The timestamp of the transaction the token names: a store restored from a backup and saved
             // since reuses transaction numbers, and only the timestamp tells its history from the one indexed.
             try db.execute(sql: "ALTER TABLE stores ADD COLUMN token_timestamp REAL")
+            // The configuration the items were built with, whole (not only its digest): an exporter started
+            // without one reuses it instead of rebuilding with defaults.
+            try db.execute(sql: "ALTER TABLE stores ADD COLUMN configuration TEXT")
         }
         return migrator
     }

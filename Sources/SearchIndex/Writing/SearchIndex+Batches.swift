@@ -106,7 +106,7 @@ extension SearchIndex {
     }
 
     static func fetchCheckpoints(_ db: Database) throws -> [StoreCheckpoint] {
-        let sql = "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp FROM stores ORDER BY uuid"
+        let sql = "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp, configuration FROM stores ORDER BY uuid"
         return try Row.fetchAll(db.cachedStatement(sql: sql)).map { row in
             // Decoded with their types checked: a damaged index is an error to report, not a trap.
             func text(_ index: Int) throws -> String? {
@@ -133,20 +133,22 @@ extension SearchIndex {
             return StoreCheckpoint(storeUUID: uuid, storePath: path, token: token, modelDigest: try text(3),
                                    configurationDigest: try text(4), exportState: try text(5),
                                    updatedAt: Date(timeIntervalSinceReferenceDate: try number(6) ?? 0),
-                                   tokenTimestamp: try number(7).map(Date.init(timeIntervalSinceReferenceDate:)))
+                                   tokenTimestamp: try number(7).map(Date.init(timeIntervalSinceReferenceDate:)),
+                                   configuration: try text(8))
         }
     }
 
     private static func saveCheckpoint(_ checkpoint: StoreCheckpoint, db: Database) throws -> Int64 {
         try db.execute(sql: """
-            INSERT INTO stores (uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO stores (uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp, configuration)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(uuid) DO UPDATE SET path = excluded.path, token = excluded.token, model_digest = excluded.model_digest,
                 configuration_digest = excluded.configuration_digest, export_state = excluded.export_state, updated_at = excluded.updated_at,
-                token_timestamp = excluded.token_timestamp
+                token_timestamp = excluded.token_timestamp, configuration = excluded.configuration
             """, arguments: [checkpoint.storeUUID, checkpoint.storePath, checkpoint.token, checkpoint.modelDigest,
                              checkpoint.configurationDigest, checkpoint.exportState, checkpoint.updatedAt.timeIntervalSinceReferenceDate,
-                             checkpoint.tokenTimestamp.map(\.timeIntervalSinceReferenceDate).flatMap { $0.isFinite ? $0 : nil }])
+                             checkpoint.tokenTimestamp.map(\.timeIntervalSinceReferenceDate).flatMap { $0.isFinite ? $0 : nil },
+                             checkpoint.configuration])
         return try Int64.fetchOne(db, sql: "SELECT id FROM stores WHERE uuid = ?", arguments: [checkpoint.storeUUID]) ?? 0
     }
 

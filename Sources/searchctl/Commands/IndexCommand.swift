@@ -62,12 +62,12 @@ struct IndexCommand: ParsableCommand {
                 guard FileManager.default.fileExists(atPath: config) else { throw CoreDataStoreError.fileNotFound(path: config) }
                 do { configuration = try IndexConfiguration(contentsOf: config) } catch { throw ExportError.configuration(error.description) }
             }
+            let indexPath = index ?? IndexLocation.defaultIndex(forStore: store)
             if printConfig {
-                let opened = try PersistentStore(path: store, modelPath: model)
-                do { print(try ResolvedConfiguration(configuration, model: opened.model).effective.json) } catch { throw ExportError.configuration(error.description) }
+                let source = Exporter.Source(storePath: store, modelPath: model, configuration: configuration, indexPath: indexPath)
+                print(try Exporter.configuration(for: source, note: printNote).effective.json)
                 return
             }
-            let indexPath = index ?? IndexLocation.defaultIndex(forStore: store)
             let source = Exporter.Source(storePath: store, modelPath: model, configuration: configuration, indexPath: indexPath,
                                          batchSize: batchSize, requiresHistory: follow)
             var next: Exporter? = try Exporter.open(source, note: printNote)

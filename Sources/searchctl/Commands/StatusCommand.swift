@@ -37,6 +37,7 @@ struct StatusCommand: ParsableCommand {
                             ("token", .int(store.checkpoint.token)), ("newestTransaction", store.newestTransaction.map(JSONValue.int) ?? .null),
                             ("lag", store.lag.map(JSONValue.int) ?? .null), ("updatedAt", .string(store.checkpoint.updatedAt.iso8601)),
                             ("exportInProgress", .bool(store.checkpoint.exportState != nil)), ("problem", .optional(store.problem)),
+                            ("configuration", store.checkpoint.configuration.flatMap(JSONValue.init(parsing:)) ?? .null),
                         ])
                     })),
                 ]).pretty)
@@ -48,6 +49,9 @@ struct StatusCommand: ParsableCommand {
                     let newest = store.newestTransaction.map { "newest \($0), lag \(store.lag ?? 0)" } ?? (store.problem ?? "no history")
                     print("  token \(store.checkpoint.token); \(newest); updated \(store.checkpoint.updatedAt.iso8601)"
                         + (store.checkpoint.exportState != nil ? "; first export in progress" : ""))
+                    print("  configuration: " + (store.checkpoint.configuration != nil
+                        ? "kept with the index (reused by searchctl index without --config; --format json prints it)"
+                        : "not recorded (an index built before schema 2)"))
                 }
                 for (entity, count) in statistics.itemsPerEntity.sorted(by: { $0.key < $1.key }) { print("  \(entity): \(count) items") }
                 print("  located: \(statistics.locatedItems)")

@@ -83,3 +83,26 @@ extension JSONValue {
     /// A string, or null.
     static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
 }
+
+extension JSONValue {
+    /// The JSON text parsed into a value (object keys sorted), or nil when it is not JSON.
+    init?(parsing text: String) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else { return nil }
+        self.init(foundation: object)
+    }
+
+    private init(foundation object: Any) {
+        switch object {
+        case let dictionary as [String: Any]:
+            self = .object(dictionary.keys.sorted().map { ($0, JSONValue(foundation: dictionary[$0] ?? NSNull())) })
+        case let array as [Any]: self = .array(array.map(JSONValue.init(foundation:)))
+        case let text as String: self = .string(text)
+        case let number as NSNumber:
+            // JSON booleans come back as NSNumbers whose Objective-C type is "c" (a char), numbers as "i", "q" or "d".
+            if String(cString: number.objCType) == "c" { self = .bool(number.boolValue) }
+            else if number.doubleValue == number.doubleValue.rounded(), abs(number.doubleValue) < 1e15 { self = .int(number.int64Value) }
+            else { self = .double(number.doubleValue) }
+        default: self = .null
+        }
+    }
+}
