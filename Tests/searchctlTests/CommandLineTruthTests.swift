@@ -138,4 +138,20 @@ struct CommandLineTruthTests {
         let changed = try CLI.run(["index", "--store", store, "--config", other])
         #expect(changed.status == 0 && changed.stderr.contains("the configuration changed"), "\(changed.stderr)")
     }
+
+    @Test("a copy of a store (same UUID) is refused by an index that follows the original, naming both; a moved store is followed")
+    func sameUUID() throws {
+        let store = try Self.southernStore()
+        let index = URL(fileURLWithPath: store).deletingPathExtension().appendingPathExtension("searchindex").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("copy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let copy = folder.appendingPathComponent("Copy.sqlite").path
+        try FileManager.default.copyItem(atPath: store, toPath: copy)
+        let result = try CLI.run(["index", "--store", copy, "--index", index])
+        #expect(result.status == 65 && result.stderr.contains(copy) && result.stderr.contains(store), "\(result.stderr)")
+        // The original moved away: the copy at its new path is the store now.
+        try FileManager.default.removeItem(atPath: store)
+        let moved = try CLI.run(["index", "--store", copy, "--index", index])
+        #expect(moved.status == 0 && moved.stdout.contains("0 inserted, 0 updated, 0 deleted"), "\(moved.stderr)")
+    }
 }

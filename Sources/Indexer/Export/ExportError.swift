@@ -11,6 +11,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
     /// A file Searchlight would write is not one it may safely write (a symbolic link, another user's
     /// file, a hard link to something else): writing it could clobber a file elsewhere.
     case unsafeFile(path: String, reason: String)
+    /// A store whose UUID the index already follows at another path that still exists: a copy of it.
+    case duplicateStore(uuid: String, indexedPath: String, path: String)
     /// Following needs history the store does not track.
     case historyNotTracked(path: String)
     /// Something failed that none of the cases above explains: a bug, not bad input.
@@ -26,6 +28,9 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
             else { "another searchctl index (pid \(holder.map(String.init) ?? "unknown")) is writing this index; wait for it or stop it" }
         case .unsafeFile(let path, let reason):
             "refusing to write \(path): \(reason); remove it (it is not Searchlight's) and run again"
+        case .duplicateStore(let uuid, let indexedPath, let path):
+            "\(path) has the UUID \(uuid) of \(indexedPath), which this index already follows: it is a copy of that store; "
+                + "index the copy into an index of its own (--index), or move the original away first"
         case .internalFailure(let message):
             "internal error: \(message); this is a Searchlight bug: please report it with the command you ran"
         case .historyNotTracked(let path):

@@ -94,6 +94,10 @@ public final class Exporter {
                 summary.rebuildReason = "the store was replaced"
             }
             var existing = checkpoints.first { $0.storeUUID == uuid }
+            // Two files with one UUID would take over each other's checkpoint and rebuild each other forever.
+            if let other = existing, other.storePath != storePath, FileManager.default.fileExists(atPath: other.storePath) {
+                throw ExportError.duplicateStore(uuid: uuid, indexedPath: other.storePath, path: storePath)
+            }
             var reason: String? = rebuild ? "--rebuild was given" : nil
             if existing?.exportState == StoreCheckpoint.removalInProgress {
                 reason = "an interrupted rebuild had removed only part of the old items"
