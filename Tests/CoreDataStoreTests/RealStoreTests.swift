@@ -139,6 +139,44 @@ struct RealStoreTests {
         #expect(first.changes.map(\.type) == [.insert])
     }
 
+    @Test("tombstones: ZTOMBSTONE<n> holds the n-th attribute marked 'preserve after deletion' (NSFlagsKey 0x10), inherited first, in its own encoding",
+          arguments: [("log2timeline__plaso__macos_knowledgec-10.13", 1_014), ("log2timeline__plaso__ios_RMAdminStore-Local", 296),
+                      ("openhouse__osxphotos__Photos-10.15.7", 68)])
+    func tombstones(folder: String, values expected: Int) throws {
+        let store = try #require(Fixtures.realStoreList.first { $0.folder == folder })
+        let (_, path) = try copy(store)
+        let opened = try PersistentStore(path: path)
+        var values = 0, checked = 0
+        var token: Int64 = 0
+        while case let batch = try opened.transactions(after: token, limit: 500), let last = batch.last {
+            for change in batch.flatMap(\.changes) where change.type == .delete {
+                let attributes = opened.model.tombstoneAttributes(of: change.objectID.entityName)
+                for attribute in attributes {
+                    guard let value = change.tombstone?[attribute.name], value != .null else { continue }
+                    values += 1
+                    // Each value has the storage its attribute's own column would have: a misplaced column shows
+                    // up as text where a Boolean belongs, or the reverse.
+                    switch (attribute.type, value) {
+                    case (.string, .string), (.uuid, .uuid), (.boolean, .boolean), (.date, .date), (.uri, .uri),
+                         (.integer16, .integer), (.integer32, .integer), (.integer64, .integer), (.double, .double), (.binaryData, .binary):
+                        checked += 1
+                    default:
+                        Issue.record("\(change.objectID).\(attribute.name) (\(attribute.type)) tombstone holds \(value)")
+                    }
+                }
+            }
+            token = last.number
+        }
+        #expect(values == expected)
+        #expect(checked == values)
+        if folder.contains("knowledgec") {
+            let first = try #require(try opened.transactions(after: 183, limit: 1).first?.changes.first)
+            #expect(opened.model.tombstoneAttributes(of: "Event").map(\.name) == ["uuid", "shouldSync"])
+            #expect(first.tombstone?["uuid"] == .string("D9516B99-6DF8-45E1-B751-C38ACBC6ED89"))
+            #expect(first.tombstone?["shouldSync"] == .boolean(false))
+        }
+    }
+
     static var readOnly: Configuration {
         var configuration = Configuration()
         configuration.readonly = true

@@ -104,9 +104,11 @@ extension ManagedObjectModel {
         return (attributes + relationships).sorted()
     }
 
-    /// The attributes whose values a delete keeps in `ACHANGE.ZTOMBSTONE<n>`, in column order (by name).
+    /// The attributes whose values a delete keeps in `ACHANGE.ZTOMBSTONE<n>`, in column order: inherited
+    /// ones first (root first), each level by name, as the real stores show (knowledgeC's Event keeps
+    /// `uuid` then `shouldSync`; one global name order would misplace all 1,014 of its values).
     public func tombstoneAttributes(of entity: String) -> [AttributeDescription] {
-        allAttributes(of: entity).filter(\.preservesValueInHistoryOnDeletion).sorted { $0.name < $1.name }
+        allAttributes(of: entity).filter(\.preservesValueInHistoryOnDeletion)
     }
 }
 

@@ -81,6 +81,9 @@ extension ManagedObjectModel {
             userInfo: userInfo(entity, archive: archive))
     }
 
+    /// The bit of an attribute's `NSFlagsKey` that marks it "Preserve after deletion".
+    static let preserveAfterDeletionFlag: Int64 = 0x10
+
     private static func decodeAttribute(
         _ property: PropertyListValue, name: String, className: String, archive: KeyedArchive
     ) -> AttributeDescription {
@@ -101,10 +104,12 @@ extension ManagedObjectModel {
             isDerived: className == "NSDerivedAttributeDescription",
             defaultValue: defaultValue,
             valueTransformerName: archive.string(property, "NSValueTransformerName"),
-            // The archive keys of these two flags are not confirmed by an Apple-written store (see
-            // the store-format reference); Searchlight's writer uses these names and reads them back.
+            // "Index in Spotlight" has no confirmed archive key (no Apple-written store here sets it); the
+            // writer's own key is read back. "Preserve after deletion" is bit 0x10 of NSFlagsKey, as the
+            // real stores show: exactly those attributes fill ZTOMBSTONE<n> (1,378 of 1,378 values).
             isIndexedBySpotlight: property["NSIsIndexedBySpotlight"]?.boolValue ?? false,
-            preservesValueInHistoryOnDeletion: property["NSPreservesValueInHistoryOnDeletion"]?.boolValue ?? false,
+            preservesValueInHistoryOnDeletion: (property["NSFlagsKey"]?.integerValue ?? 0) & Self.preserveAfterDeletionFlag != 0
+                || property["NSPreservesValueInHistoryOnDeletion"]?.boolValue ?? false,
             allowsExternalBinaryDataStorage: property["NSAllowsExternalBinaryDataStorage"]?.boolValue ?? false,
             renamingIdentifier: renaming == name ? nil : renaming,
             userInfo: userInfo(property, archive: archive))

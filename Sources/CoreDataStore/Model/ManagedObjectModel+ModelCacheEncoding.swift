@@ -35,6 +35,8 @@ extension ManagedObjectModel {
                     "NSRenamingIdentifier": archive.add(string: attribute.renamingIdentifier ?? attribute.name),
                     "NSIsIndexedBySpotlight": .bool(attribute.isIndexedBySpotlight),
                     "NSPreservesValueInHistoryOnDeletion": .bool(attribute.preservesValueInHistoryOnDeletion),
+                    // Where Apple's archives keep the flag (bit 0x10), so Core Data reads the stores we write alike.
+                    "NSFlagsKey": .integer(attribute.preservesValueInHistoryOnDeletion ? ManagedObjectModel.preserveAfterDeletionFlag : 0),
                     "NSAllowsExternalBinaryDataStorage": .bool(attribute.allowsExternalBinaryDataStorage),
                     "NSUserInfo": encodeUserInfo(attribute.userInfo, into: &archive),
                 ])
