@@ -84,3 +84,39 @@ struct NonFiniteValueTests {
         }
     }
 }
+
+/// Fields that must be numbers or dates are checked against the model.
+@Suite("Configuration types")
+struct ConfigurationTypeTests {
+    func resolve(_ json: String) throws -> ResolvedConfiguration {
+        try ResolvedConfiguration(try IndexConfiguration(json: Data(json.utf8)), model: try ExpressionTests.model())
+    }
+
+    @Test("a String as latitude, longitude or rank, a number as date, a string literal: refused with the position")
+    func wrongTypes() throws {
+        for json in [#"{"entities": {"Place": {"latitude": "name"}}}"#, #"{"entities": {"Place": {"longitude": "country.name"}}}"#,
+                     #"{"entities": {"Place": {"rank": "'big'"}}}"#, #"{"entities": {"Place": {"date": "population"}}}"#] {
+            do {
+                _ = try resolve(json)
+                Issue.record("accepted \(json)")
+            } catch {
+                #expect("\(error)".contains("not a number") || "\(error)".contains("not a date") || "\(error)".contains("is a string"), "\(error)")
+            }
+        }
+        _ = try resolve(#"{"entities": {"Place": {"rank": "count:(country.places)", "latitude": "latitude"}}}"#)
+    }
+
+    @Test("zero configuration finds prefixed coordinate pairs and knows the model's 'unset' defaults")
+    func coordinates() throws {
+        let model = try ManagedObjectModel(entities: [
+            EntityDescription(name: "Moment", attributes: [
+                AttributeDescription(name: "title", type: .string),
+                AttributeDescription(name: "approximateLatitude", type: .double, defaultValue: "-180"),
+                AttributeDescription(name: "approximateLongitude", type: .double, defaultValue: "-180"),
+            ]),
+        ])
+        let plan = try #require(try ResolvedConfiguration(nil, model: model).plans["Moment"])
+        #expect(plan.latitude == .keyPath(["approximateLatitude"]) && plan.longitude == .keyPath(["approximateLongitude"]))
+        #expect(plan.unsetPlace == .init(latitude: -180, longitude: -180))
+    }
+}

@@ -16,6 +16,15 @@ public struct ResolvedConfiguration: Sendable {
         public var longitude: Expression?
         public var date: Expression?
         public var rank: Expression?
+        /// The coordinates that mean "no location": the latitude and longitude attributes' default values,
+        /// when both are plain attributes with numeric defaults (Photos: −180, −180; Frollo: 0, 0).
+        public var unsetPlace: Coordinates?
+
+        /// A latitude and longitude pair.
+        public struct Coordinates: Sendable, Hashable {
+            public var latitude: Double
+            public var longitude: Double
+        }
 
         var all: [Expression] { [displayName] + [title, latitude, longitude, date, rank].compactMap { $0 } + text + keywords }
     }
@@ -114,9 +123,47 @@ public struct ResolvedConfiguration: Sendable {
         var text: [Expression] = [], keywords: [Expression] = []
         for item in fields.text ?? [] { if let expression = try parse(item) { text.append(expression) } }
         for item in fields.keywords ?? [] { if let expression = try parse(item) { keywords.append(expression) } }
-        return EntityPlan(
+        let latitude = try parse(fields.latitude), longitude = try parse(fields.longitude)
+        let date = try parse(fields.date), rank = try parse(fields.rank)
+        // A latitude that is a String would silently lose every place: refuse what cannot be a number.
+        for (field, expression, text) in [("latitude", latitude, fields.latitude), ("longitude", longitude, fields.longitude), ("rank", rank, fields.rank)] {
+            try requireKind(expression, text: text, field: field, entity: entity, model: model, accepts: numericTypes, kind: "a number")
+        }
+        try requireKind(date, text: fields.date, field: "date", entity: entity, model: model, accepts: [.date], kind: "a date")
+        var plan = EntityPlan(
             entity: entity, displayName: try parse(fields.displayName) ?? .string(entity), title: try parse(fields.title), text: text, keywords: keywords,
-            latitude: try parse(fields.latitude), longitude: try parse(fields.longitude), date: try parse(fields.date), rank: try parse(fields.rank))
+            latitude: latitude, longitude: longitude, date: date, rank: rank)
+        // Apple's models give non-optional coordinates a default that means "unset" (Photos −180, Frollo 0).
+        if case .keyPath(let latitudePath)? = latitude, case .keyPath(let longitudePath)? = longitude, latitudePath.count == 1, longitudePath.count == 1,
+           let latitudeDefault = model.attribute(latitudePath[0], of: entity)?.defaultValue.flatMap(Double.init),
+           let longitudeDefault = model.attribute(longitudePath[0], of: entity)?.defaultValue.flatMap(Double.init) {
+            plan.unsetPlace = EntityPlan.Coordinates(latitude: latitudeDefault, longitude: longitudeDefault)
+        }
+        return plan
+    }
+
+    /// Attribute types a number can come from (a Boolean ranks as 0 or 1; a date as seconds since 2001).
+    static let numericTypes: Set<AttributeType> = [.integer16, .integer32, .integer64, .decimal, .double, .float, .boolean, .date]
+
+    /// Refuses a field whose expression is a key path ending on an attribute of the wrong type, or a string literal.
+    private static func requireKind(
+        _ expression: Expression?, text: String?, field: String, entity: String, model: ManagedObjectModel,
+        accepts types: Set<AttributeType>, kind: String
+    ) throws(ResolutionError) {
+        switch expression {
+        case .string?:
+            throw ResolutionError(description: "\(entity): \(field) '\(text ?? "")' is a string, not \(kind)")
+        case .keyPath(let path)?:
+            guard let destination = destinationEntity(of: Array(path.dropLast()), from: entity, model: model), let last = path.last,
+                  let attribute = model.attribute(last, of: destination) else { return }
+            guard types.contains(attribute.type) else {
+                var position = 1
+                if let text, let range = text.range(of: last, options: .backwards) { position = text.distance(from: text.startIndex, to: range.lowerBound) + 1 }
+                throw ResolutionError(description: "\(entity): invalid expression '\(text ?? "")' at character \(position): \(destination).\(last) is \(attribute.type.modelFileName), not \(kind)")
+            }
+        default:
+            return
+        }
     }
 
     private static func check(_ path: [String], in text: String, entity: String, model: ManagedObjectModel) throws(ResolutionError) {
@@ -153,8 +200,19 @@ public struct ResolvedConfiguration: Sendable {
         }
         text.removeAll { $0 == display?.name }
         let numeric = attributes.filter { $0.type == .double || $0.type == .float }
-        let latitude = ["latitude", "lat"].lazy.compactMap { name in numeric.first { $0.name == name } }.first
-        let longitude = ["longitude", "lon", "lng"].lazy.compactMap { name in numeric.first { $0.name == name } }.first
+        var latitude = ["latitude", "lat"].lazy.compactMap { name in numeric.first { $0.name == name } }.first
+        var longitude = ["longitude", "lon", "lng"].lazy.compactMap { name in numeric.first { $0.name == name } }.first
+        if latitude == nil || longitude == nil {
+            // A prefixed pair, as Photos' Moment has: approximateLatitude and approximateLongitude.
+            for candidate in numeric where candidate.name.lowercased().hasSuffix("latitude") {
+                let prefix = candidate.name.dropLast("latitude".count)
+                if let partner = numeric.first(where: { $0.name.lowercased() == (prefix + "longitude").lowercased() }) {
+                    latitude = candidate
+                    longitude = partner
+                    break
+                }
+            }
+        }
         let date = ["updatedAt", "modifiedAt", "updated", "modified", "date", "timestamp", "createdAt"].lazy
             .compactMap { name in attributes.first { $0.name == name && $0.type == .date } }.first
         return IndexConfiguration.EntityFields(

@@ -83,8 +83,9 @@ struct ItemBuilder: Sendable {
             }
             var latitude = finite(plan.latitude.flatMap { evaluator.evaluate($0, on: object).number })
             var longitude = finite(plan.longitude.flatMap { evaluator.evaluate($0, on: object).number })
-            // A place needs both halves in range: Photos writes −180 for "no location", never a place.
-            if let lat = latitude, let lon = longitude, !((-90...90).contains(lat) && (-180...180).contains(lon)) {
+            // A place needs both halves in range and not the model's "unset" defaults (Photos −180, Frollo 0).
+            if let lat = latitude, let lon = longitude,
+               !((-90...90).contains(lat) && (-180...180).contains(lon)) || plan.unsetPlace == .init(latitude: lat, longitude: lon) {
                 latitude = nil
                 longitude = nil
             }
