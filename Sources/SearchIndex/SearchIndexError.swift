@@ -34,6 +34,8 @@ extension SearchIndexError: CustomStringConvertible {
         switch self {
         case .indexNotFound(let path):
             "no index at \(path); build one with: searchctl index --store <store.sqlite>"
+        case .notAnIndex(let path, let detail) where detail.contains("damaged"):
+            "\(path) is damaged (\(detail.replacingOccurrences(of: "it is damaged: ", with: ""))); rebuild it: remove it and run searchctl index"
         case .notAnIndex(let path, let detail):
             "\(path) is not a Searchlight index (\(detail)); point --index at an index, or move the file aside and run searchctl index to build one"
         case .unsafeFile(let path, let reason):

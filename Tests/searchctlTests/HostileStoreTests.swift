@@ -85,3 +85,28 @@ struct HostileStoreTests {
         }
     }
 }
+
+/// An index damaged by hand or by a disk: every reading command answers with exit 65 and "rebuild it", never a signal.
+@Suite("Damaged indexes", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)))
+struct DamagedIndexTests {
+    @Test("wrong-typed values in the index's tables", arguments: [
+        "UPDATE items SET entity = x'00'", "UPDATE items SET rank = 'high'", "UPDATE items SET latitude = 'north'",
+        "UPDATE items SET display_name = 3.5", "UPDATE item_texts SET text = x'ff'", "UPDATE stores SET token = 'x'",
+        "UPDATE stores SET updated_at = 'yesterday'", "UPDATE stores SET path = 7", "UPDATE stores SET token_timestamp = 'noon'",
+    ])
+    func damaged(mutation: String) throws {
+        let store = try CLI.copyStore("SampleModel2_V1")
+        #expect(try CLI.run(["index", "--store", store, "--quiet"]).status == 0)
+        let index = URL(fileURLWithPath: store).deletingPathExtension().appendingPathExtension("searchindex").path
+        let queue = try DatabaseQueue(path: index)
+        try queue.write { db in try db.execute(sql: mutation) }
+        try queue.close()
+        for arguments in [["dump"], ["status"], ["search", "title"], ["search", "title", "--format", "table"], ["explain", "title"],
+                          ["resolve", "--index", index, "x-coredata://C9CB0B35-ED6A-4042-BE5C-1B911AC00B2A/Book/p1"], ["index", "--store", store]] {
+            let result = try CLI.run(arguments.contains("--index") || arguments[0] == "index" ? arguments : arguments + ["--index", index])
+            #expect(!result.signaled, "\(mutation) → \(arguments): \(result.stderr)")
+            #expect([0, 1, 65, 66].contains(result.status), "\(mutation) → \(arguments): \(result.status) \(result.stderr)")
+            if result.status == 65 { #expect(result.stderr.contains("rebuild it") || result.stderr.contains("not a Searchlight index"), "\(result.stderr)") }
+        }
+    }
+}

@@ -19,9 +19,10 @@ extension SearchIndex {
                 """, arguments: StatementArguments(entities))
             while let row = try cursor.next() {
                 try body(IndexedItem(
-                    uri: row[0], entity: row[1], displayName: row[2], title: row[3],
-                    text: Self.split(row[4]), keywords: Self.split(row[5]), latitude: row[6], longitude: row[7],
-                    date: (row[8] as Double?).map(Date.init(timeIntervalSinceReferenceDate:)), rank: row[9]))
+                    uri: try row.text(0), entity: try row.text(1), displayName: try row.text(2), title: try row.text(3),
+                    text: Self.split(try row.text(4)), keywords: Self.split(try row.text(5)),
+                    latitude: try row.optionalNumber(6), longitude: try row.optionalNumber(7),
+                    date: try row.optionalNumber(8).map(Date.init(timeIntervalSinceReferenceDate:)), rank: try row.number(9)))
             }
         }
     }
@@ -56,7 +57,7 @@ extension SearchIndex {
         // One snapshot: counts and checkpoints always describe the same committed state.
         let (counts, located, version, checkpoints) = try read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT entity, COUNT(*) FROM items GROUP BY entity ORDER BY entity")
-            return (Dictionary(rows.map { ($0[0] as String, $0[1] as Int) }, uniquingKeysWith: +),
+            return (Dictionary(try rows.map { (try $0.text(0), Int(try $0.integer(1))) }, uniquingKeysWith: +),
                     try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items_geo") ?? 0,
                     try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0,
                     try Self.fetchCheckpoints(db))

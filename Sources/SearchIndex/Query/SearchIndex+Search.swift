@@ -197,8 +197,8 @@ struct Search {
         }
         record(sql, arguments)
         return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
-            Candidate(id: row[0], uri: row[1], entity: row[2], displayName: row[3], latitude: row[4], longitude: row[5],
-                      score: -(row[6] as Double), distance: nil)
+            Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
+                      latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
         }
     }
 
@@ -222,7 +222,7 @@ struct Search {
                 """
             let arguments: StatementArguments = [expression] + StatementArguments(chunk)
             if start == 0 { record(sql, arguments) }
-            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) { scores[row[0]] = -(row[1] as Double) }
+            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) { scores[try row.integer(0)] = -(try row.number(1)) }
         }
         return scores
     }
@@ -264,8 +264,9 @@ struct Search {
             record(sql, arguments)
             let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
             while let row = try cursor.next() {
-                guard seen.insert(row[0]).inserted else { continue }
-                candidates.append(Candidate(id: row[0], uri: "", entity: "", displayName: "", latitude: row[1], longitude: row[2]))
+                let id = try row.integer(0)
+                guard seen.insert(id).inserted else { continue }
+                candidates.append(Candidate(id: id, uri: "", entity: "", displayName: "", latitude: try row.optionalNumber(1), longitude: try row.optionalNumber(2)))
             }
         }
         return candidates
@@ -367,7 +368,8 @@ struct Search {
             let arguments = StatementArguments(chunk) + filter.arguments
             if start == 0 { record(sql, arguments) }
             for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
-                candidates.append(Candidate(id: row[0], uri: row[1], entity: row[2], displayName: row[3], latitude: row[4], longitude: row[5]))
+                candidates.append(Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
+                                            latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5)))
             }
         }
         return candidates

@@ -197,13 +197,15 @@ extension SearchIndex {
                 SELECT i.id, i.display_name, t.title, t.text, t.keywords, i.entity, i.latitude, i.longitude, i.date, i.rank
                 FROM items i JOIN item_texts t ON t.id = i.id WHERE i.uri = ?
                 """), arguments: [item.uri]) else { return .unchanged }
-            let oldLatitude: Double? = old[6], oldLongitude: Double? = old[7], oldDate: Double? = old[8], oldRank: Double = old[9]
-            if old[1] == item.displayName && old[2] == item.title && old[3] == text && old[4] == keywords && old[5] == item.entity
+            let oldLatitude = try old.optionalNumber(6), oldLongitude = try old.optionalNumber(7), oldDate = try old.optionalNumber(8)
+            let oldRank = try old.number(9)
+            if try old.text(1) == item.displayName && old.text(2) == item.title && old.text(3) == text && old.text(4) == keywords
+                && old.text(5) == item.entity
                 && oldLatitude == (location ? item.latitude : nil) && oldLongitude == (location ? item.longitude : nil)
                 && oldDate == item.date?.timeIntervalSinceReferenceDate && oldRank == item.rank {
                 return .unchanged
             }
-            id = old[0]
+            id = try old.integer(0)
             try Self.removeText(old, db: db)
             let update = statements.update
             try values.bind(to: update, startingAt: 1, uriFirst: false)
