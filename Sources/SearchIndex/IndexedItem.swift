@@ -67,6 +67,8 @@ public struct StoreCheckpoint: Sendable, Hashable {
     public var tokenTimestamp: Date?
     /// The configuration the items were built with, as the JSON `--config` reads (opaque to the index).
     public var configuration: String?
+    /// Each entity of the store's model that has a parent, and that parent: entity filters include sub-entities.
+    public var entityParents: [String: String] = [:]
 
     /// The ``exportState`` of a store whose items are being removed (see ``SearchIndex/removeStore(uuid:batchSize:)``).
     public static let removalInProgress = "removing"
@@ -74,7 +76,8 @@ public struct StoreCheckpoint: Sendable, Hashable {
     /// Creates a checkpoint.
     public init(storeUUID: String, storePath: String, token: Int64, modelDigest: String? = nil,
                 configurationDigest: String? = nil, exportState: String? = nil, updatedAt: Date = Date(), tokenTimestamp: Date? = nil,
-                configuration: String? = nil) {
+                configuration: String? = nil, entityParents: [String: String] = [:]) {
+        self.entityParents = entityParents
         self.tokenTimestamp = tokenTimestamp
         self.configuration = configuration
         self.storeUUID = storeUUID

@@ -154,4 +154,20 @@ struct CommandLineTruthTests {
         let moved = try CLI.run(["index", "--store", copy, "--index", index])
         #expect(moved.status == 0 && moved.stdout.contains("0 inserted, 0 updated, 0 deleted"), "\(moved.stderr)")
     }
+
+    @Test("--entity includes sub-entities and accepts abstract parents, as a Core Data fetch; --exact-entity does not")
+    func entityKinds() throws {
+        let store = try CLI.copyStore("SampleModel2_V1")
+        #expect(try CLI.run(["index", "--store", store, "--quiet"]).status == 0)
+        func count(_ arguments: [String]) throws -> Int { try CLI.run(["dump", "--store", store] + arguments).lines.count }
+        let books = try count(["--entity", "Book", "--exact-entity"]), novels = try count(["--entity", "GraphicNovel"])
+        #expect(books == 51 && novels == 1)
+        #expect(try count(["--entity", "Book"]) == books + novels)
+        // Writer is abstract: its items are its sub-entity Author's.
+        #expect(try count(["--entity", "Writer"]) == (try count(["--entity", "Author"])))
+        let search = try CLI.run(["search", "graphic", "--store", store, "--entity", "Book", "--format", "jsonl"])
+        #expect(search.status == 0 && search.stdout.contains("\"entity\":\"GraphicNovel\""))
+        #expect(try CLI.run(["search", "graphic", "--store", store, "--entity", "Book", "--exact-entity"]).status == 1)
+        #expect(try CLI.run(["search", "graphic", "--store", store, "--entity", "Spaceship"]).status == 64)
+    }
 }

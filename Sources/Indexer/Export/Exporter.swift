@@ -34,6 +34,8 @@ public final class Exporter {
     let storePath: String
     /// The configuration as given, as JSON, kept with every checkpoint so a later run can reuse it.
     let configurationJSON: String
+    /// Each entity's parent in the store's model, kept with the checkpoint for entity filters.
+    let entityParents: [String: String]
     /// Which indexed objects show which related entities: fixed by the configuration, so computed once.
     let dependencies: [String: [(indexed: String, inverses: [String])]]
     private let lock: WriterLock
@@ -48,6 +50,8 @@ public final class Exporter {
         self.batchSize = max(1, batchSize)
         dependencies = builder.dependencies()
         configurationJSON = configuration.given.json
+        entityParents = Dictionary(store.model.entities.compactMap { entity in entity.superentityName.map { (entity.name, $0) } },
+                                   uniquingKeysWith: { first, _ in first })
         storePath = URL(fileURLWithPath: store.path).standardizedFileURL.path
         lock = try WriterLock(indexPath: index.path)
     }
@@ -61,7 +65,7 @@ public final class Exporter {
     private func checkpoint(token: Int64, tokenTimestamp: Date?, exportState: String?) -> StoreCheckpoint {
         StoreCheckpoint(storeUUID: store.metadata.storeUUID, storePath: storePath, token: token, modelDigest: store.metadata.modelDigest,
                         configurationDigest: configuration.digest, exportState: exportState, tokenTimestamp: tokenTimestamp,
-                        configuration: configurationJSON)
+                        configuration: configurationJSON, entityParents: entityParents)
     }
 
     /// Why the store's history is not the one the index followed up to `checkpoint`, or nil when it is:

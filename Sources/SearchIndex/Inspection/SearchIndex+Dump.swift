@@ -3,14 +3,15 @@ import GRDB
 
 extension SearchIndex {
     /// Every item exactly as indexed, ordered by URI, optionally of some entities only.
-    public func dump(entities: [String] = []) throws(SearchIndexError) -> [IndexedItem] {
+    public func dump(entities: [String] = [], exactEntities: Bool = false) throws(SearchIndexError) -> [IndexedItem] {
         var items: [IndexedItem] = []
-        try dump(entities: entities) { items.append($0) }
+        try dump(entities: entities, exactEntities: exactEntities) { items.append($0) }
         return items
     }
 
     /// Streams every item exactly as indexed, ordered by URI, without holding them all in memory.
-    public func dump(entities: [String] = [], _ body: (IndexedItem) throws -> Void) throws(SearchIndexError) {
+    public func dump(entities requested: [String] = [], exactEntities: Bool = false, _ body: (IndexedItem) throws -> Void) throws(SearchIndexError) {
+        let entities = exactEntities ? requested : try entitiesOfKind(requested)
         let filter = entities.isEmpty ? "" : " WHERE i.entity IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))"
         try read { db in
             let cursor = try Row.fetchCursor(db, sql: """

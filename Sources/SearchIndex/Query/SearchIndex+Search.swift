@@ -11,6 +11,7 @@ extension SearchIndex {
     /// Runs a search in one read transaction.
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
         let parsed = try Self.validate(request)
+        let request = try withEntityKinds(request)
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
                 var search = Search(db: db, request: request, parsed: parsed)
@@ -26,12 +27,21 @@ extension SearchIndex {
         unpaged.offset = 0
         unpaged.snippets = false
         let parsed = try Self.validate(unpaged)
+        unpaged = try withEntityKinds(unpaged)
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
                 var search = Search(db: db, request: unpaged, parsed: parsed)
                 return try search.count()
             }
         }
+    }
+
+    /// The request with its entity filter widened to sub-entities, unless it asks for exact entities.
+    func withEntityKinds(_ request: SearchRequest) throws(SearchIndexError) -> SearchRequest {
+        guard !request.exactEntities, !request.entities.isEmpty else { return request }
+        var widened = request
+        widened.entities = try entitiesOfKind(request.entities)
+        return widened
     }
 
     static func validate(_ request: SearchRequest) throws(SearchIndexError) -> ParsedQuery? {

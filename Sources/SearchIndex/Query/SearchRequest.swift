@@ -26,6 +26,9 @@ public struct SearchRequest: Sendable, Hashable {
     public var offset: Int
     /// Whether hits carry a snippet with the matches marked.
     public var snippets: Bool
+    /// Whether ``entities`` match only items of exactly those entities; by default their sub-entities match
+    /// too, as a Core Data fetch does.
+    public var exactEntities = false
     /// How long the search may run before it is stopped with ``SearchIndexError/searchTooExpensive(seconds:)``:
     /// a search never holds its read transaction (and the writer's WAL) longer than this.
     public var timeLimit: Double = SearchRequest.defaultTimeLimit

@@ -56,6 +56,9 @@ extension SearchIndex {
             // The configuration the items were built with, whole (not only its digest): an exporter started
             // without one reuses it instead of rebuilding with defaults.
             try db.execute(sql: "ALTER TABLE stores ADD COLUMN configuration TEXT")
+            // Each entity's parent ("Child<TAB>Parent" lines): --entity Book finds GraphicNovels too, as a
+            // Core Data fetch of Book does, and an abstract parent is a valid filter.
+            try db.execute(sql: "ALTER TABLE stores ADD COLUMN entity_parents TEXT")
         }
         return migrator
     }

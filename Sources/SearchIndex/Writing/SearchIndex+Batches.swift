@@ -106,7 +106,7 @@ extension SearchIndex {
     }
 
     static func fetchCheckpoints(_ db: Database) throws -> [StoreCheckpoint] {
-        let sql = "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp, configuration FROM stores ORDER BY uuid"
+        let sql = "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp, configuration, entity_parents FROM stores ORDER BY uuid"
         return try Row.fetchAll(db.cachedStatement(sql: sql)).map { row in
             // Decoded with their types checked: a damaged index is an error to report, not a trap.
             func text(_ index: Int) throws -> String? {
@@ -134,22 +134,37 @@ extension SearchIndex {
                                    configurationDigest: try text(4), exportState: try text(5),
                                    updatedAt: Date(timeIntervalSinceReferenceDate: try number(6) ?? 0),
                                    tokenTimestamp: try number(7).map(Date.init(timeIntervalSinceReferenceDate:)),
-                                   configuration: try text(8))
+                                   configuration: try text(8), entityParents: Self.parents(try text(9)))
         }
     }
 
     private static func saveCheckpoint(_ checkpoint: StoreCheckpoint, db: Database) throws -> Int64 {
         try db.execute(sql: """
-            INSERT INTO stores (uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp, configuration)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO stores (uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp, configuration,
+                                entity_parents)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(uuid) DO UPDATE SET path = excluded.path, token = excluded.token, model_digest = excluded.model_digest,
                 configuration_digest = excluded.configuration_digest, export_state = excluded.export_state, updated_at = excluded.updated_at,
-                token_timestamp = excluded.token_timestamp, configuration = excluded.configuration
+                token_timestamp = excluded.token_timestamp, configuration = excluded.configuration, entity_parents = excluded.entity_parents
             """, arguments: [checkpoint.storeUUID, checkpoint.storePath, checkpoint.token, checkpoint.modelDigest,
                              checkpoint.configurationDigest, checkpoint.exportState, checkpoint.updatedAt.timeIntervalSinceReferenceDate,
                              checkpoint.tokenTimestamp.map(\.timeIntervalSinceReferenceDate).flatMap { $0.isFinite ? $0 : nil },
-                             checkpoint.configuration])
+                             checkpoint.configuration, Self.parentsText(checkpoint.entityParents)])
         return try Int64.fetchOne(db, sql: "SELECT id FROM stores WHERE uuid = ?", arguments: [checkpoint.storeUUID]) ?? 0
+    }
+
+    /// `Child<TAB>Parent` lines, sorted, or NULL when there are none.
+    static func parentsText(_ parents: [String: String]) -> String? {
+        parents.isEmpty ? nil : parents.sorted { $0.key < $1.key }.map { "\($0.key)\t\($0.value)" }.joined(separator: "\n")
+    }
+
+    static func parents(_ text: String?) -> [String: String] {
+        var parents: [String: String] = [:]
+        for line in (text ?? "").split(separator: "\n") {
+            let parts = line.split(separator: "\t", maxSplits: 1)
+            if parts.count == 2 { parents[String(parts[0])] = String(parts[1]) }
+        }
+        return parents
     }
 
     /// Text fields are stored joined by U+001F, which no tokenizer treats as part of a word.

@@ -16,6 +16,9 @@ struct DumpCommand: ParsableCommand {
     @Option(name: .customLong("entity"), help: "Only this entity (repeatable).")
     var entities: [String] = []
 
+    @Flag(help: "--entity matches exactly that entity, not its sub-entities.")
+    var exactEntity = false
+
     @Option(help: "jsonl or table.")
     var format: Format = .jsonl
 
@@ -24,7 +27,7 @@ struct DumpCommand: ParsableCommand {
             var table = TextTable(headers: ["URI", "ENTITY", "NAME", "LATITUDE", "LONGITUDE"], shrinkable: [2])
             let index = try location.open()
             var count = 0
-            try index.dump(entities: entities) { item in
+            try index.dump(entities: entities, exactEntities: exactEntity) { item in
                 count += 1
                 switch format {
                 case .jsonl:

@@ -6,7 +6,7 @@ extension SearchIndex {
     /// (checked only then, so a normal search never pays for the scan).
     func checkEntities(_ entities: [String]) throws {
         guard !entities.isEmpty else { return }
-        let known = try entityNames()
+        let known = try filterableEntityNames()
         let unknown = entities.filter { !known.contains($0) }
         guard !unknown.isEmpty else { return }
         let names = unknown.map { "'\($0)'" }.joined(separator: ", ")

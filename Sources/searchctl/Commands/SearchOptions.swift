@@ -13,8 +13,11 @@ struct SearchOptions: ParsableArguments {
 
     @OptionGroup var location: IndexLocation
 
-    @Option(name: .customLong("entity"), help: "Only this entity (repeatable).")
+    @Option(name: .customLong("entity"), help: "Only this entity and its sub-entities, as a Core Data fetch (repeatable).")
     var entities: [String] = []
+
+    @Flag(help: "--entity matches exactly that entity, not its sub-entities.")
+    var exactEntity = false
 
     // Values may start with a minus sign (a southern latitude, a western first corner): .unconditional
     // takes the next word as the value even when it looks like an option.
@@ -65,8 +68,10 @@ struct SearchOptions: ParsableArguments {
             let values = try Self.numbers(text, count: 4, option: "bbox")
             return try BoundingBox(minLatitude: values[0], minLongitude: values[1], maxLatitude: values[2], maxLongitude: values[3])
         }
-        return SearchRequest(query: query, entities: entities, near: center, radius: try radius.map(Self.meters), boundingBox: box,
-                             sort: sort, limit: limit, offset: offset, snippets: snippets)
+        var request = SearchRequest(query: query, entities: entities, near: center, radius: try radius.map(Self.meters), boundingBox: box,
+                                    sort: sort, limit: limit, offset: offset, snippets: snippets)
+        request.exactEntities = exactEntity
+        return request
     }
 }
 

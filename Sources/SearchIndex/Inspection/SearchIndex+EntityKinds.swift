@@ -1,0 +1,34 @@
+extension SearchIndex {
+    /// `entities` and every sub-entity of each, as the stores' models (kept with their checkpoints) say:
+    /// an entity filter means what a Core Data fetch of that entity means, sub-entities included.
+    public func entitiesOfKind(_ entities: [String]) throws(SearchIndexError) -> [String] {
+        guard !entities.isEmpty else { return [] }
+        var children: [String: Set<String>] = [:]
+        for checkpoint in try checkpoints() {
+            for (child, parent) in checkpoint.entityParents { children[parent, default: []].insert(child) }
+        }
+        var result = Set(entities)
+        var frontier = entities
+        while let next = frontier.popLast() {
+            for child in children[next] ?? [] where result.insert(child).inserted { frontier.append(child) }
+        }
+        return result.sorted()
+    }
+
+    /// Every entity an `--entity` filter may name: those with items, and their ancestors (abstract ones too).
+    public func filterableEntityNames() throws(SearchIndexError) -> [String] {
+        var parents: [String: String] = [:]
+        for checkpoint in try checkpoints() { parents.merge(checkpoint.entityParents) { first, _ in first } }
+        var names = Set(try entityNames())
+        for name in names {
+            var current = name
+            var hops = 0
+            while let parent = parents[current], hops < 256 { // a cycle in a damaged index cannot loop forever
+                names.insert(parent)
+                current = parent
+                hops += 1
+            }
+        }
+        return names.sorted()
+    }
+}
