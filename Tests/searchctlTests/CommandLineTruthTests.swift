@@ -1,5 +1,6 @@
 import CoreDataStore
 import Foundation
+import GRDB
 import Testing
 
 /// What people type works, and what scripts read is complete or an error.
@@ -169,5 +170,23 @@ struct CommandLineTruthTests {
         #expect(search.status == 0 && search.stdout.contains("\"entity\":\"GraphicNovel\""))
         #expect(try CLI.run(["search", "graphic", "--store", store, "--entity", "Book", "--exact-entity"]).status == 1)
         #expect(try CLI.run(["search", "graphic", "--store", store, "--entity", "Spaceship"]).status == 64)
+    }
+
+    @Test("while a first export runs, search and dump say results are incomplete and status shows the export, not lag 0")
+    func incompleteExport() throws {
+        let store = try Self.southernStore()
+        let index = URL(fileURLWithPath: store).deletingPathExtension().appendingPathExtension("searchindex").path
+        // The checkpoint as an interrupted first export leaves it: the resume state of the next page.
+        let queue = try DatabaseQueue(path: index)
+        try queue.write { db in try db.execute(sql: "UPDATE stores SET export_state = '1 0 2'") }
+        try queue.close()
+        let search = try CLI.run(["search", "sydney", "--store", store])
+        #expect(search.status == 0 && search.stderr.contains("still running: results are incomplete"), "\(search.stderr)")
+        #expect(try CLI.run(["dump", "--store", store]).stderr.contains("results are incomplete"))
+        let status = try CLI.run(["status", "--store", store])
+        #expect(status.stdout.contains("first export in progress") && !status.stdout.contains("lag 0"), "\(status.stdout)")
+        let json = try #require(try CLI.json(try CLI.run(["status", "--store", store, "--format", "json"]).stdout) as? [String: Any])
+        let first = try #require((json["stores"] as? [[String: Any]])?.first)
+        #expect(first["exportInProgress"] as? Bool == true && first["lag"] is NSNull)
     }
 }

@@ -44,6 +44,7 @@ struct DumpCommand: ParsableCommand {
                     table.rows.append([item.uri, item.entity, item.displayName, item.latitude.map { String($0) } ?? "", item.longitude.map { String($0) } ?? ""])
                 }
             }
+            index.noteIncompleteExports()
             if count == 0 { try index.checkEntities(entities) }
             if format == .table { print(table.renderForStandardOutput()) }
         } catch {

@@ -44,6 +44,7 @@ struct SearchCommand: ParsableCommand {
                 }
                 print(table.renderForStandardOutput())
             }
+            index.noteIncompleteExports()
             if results.hits.isEmpty {
                 try index.checkEntities(options.entities)
                 throw ExitCode(ExitStatus.notFound.rawValue)

@@ -35,7 +35,9 @@ struct StatusCommand: ParsableCommand {
                         .object([
                             ("path", .string(store.checkpoint.storePath)), ("uuid", .string(store.checkpoint.storeUUID)),
                             ("token", .int(store.checkpoint.token)), ("newestTransaction", store.newestTransaction.map(JSONValue.int) ?? .null),
-                            ("lag", store.lag.map(JSONValue.int) ?? .null), ("updatedAt", .string(store.checkpoint.updatedAt.iso8601)),
+                            // Until the first export ends, the token says nothing about how complete the index is.
+                            ("lag", store.checkpoint.exportState == nil ? store.lag.map(JSONValue.int) ?? .null : .null),
+                            ("updatedAt", .string(store.checkpoint.updatedAt.iso8601)),
                             ("exportInProgress", .bool(store.checkpoint.exportState != nil)), ("problem", .optional(store.problem)),
                             ("configuration", store.checkpoint.configuration.flatMap(JSONValue.init(parsing:)) ?? .null),
                         ])
@@ -46,9 +48,12 @@ struct StatusCommand: ParsableCommand {
                 print("writer: " + (status.writerPID.map { "searchctl index running (pid \($0))" } ?? "none"))
                 for store in status.stores {
                     print("store: \(store.checkpoint.storePath) (\(store.checkpoint.storeUUID))")
-                    let newest = store.newestTransaction.map { "newest \($0), lag \(store.lag ?? 0)" } ?? (store.problem ?? "no history")
-                    print("  token \(store.checkpoint.token); \(newest); updated \(store.checkpoint.updatedAt.iso8601)"
-                        + (store.checkpoint.exportState != nil ? "; first export in progress" : ""))
+                    if store.checkpoint.exportState != nil {
+                        print("  first export in progress (items so far below; searches are incomplete until it ends); updated \(store.checkpoint.updatedAt.iso8601)")
+                    } else {
+                        let newest = store.newestTransaction.map { "newest \($0), lag \(store.lag ?? 0)" } ?? (store.problem ?? "no history")
+                        print("  token \(store.checkpoint.token); \(newest); updated \(store.checkpoint.updatedAt.iso8601)")
+                    }
                     print("  configuration: " + (store.checkpoint.configuration != nil
                         ? "kept with the index (reused by searchctl index without --config; --format json prints it)"
                         : "not recorded (an index built before schema 2)"))
