@@ -44,8 +44,13 @@ struct OutputTests {
         let near = ["--near", "47.3769,8.5417", "--radius", "30km", "--store", store]
         let list = try CLI.run(["search"] + near).lines
         #expect(list.count == 3) // Zürich, Uster, Winterthur; not Geneva (224 km)
-        let json = try #require(try CLI.json(try CLI.run(["search", "--format", "json"] + near).stdout) as? [[String: Any]])
+        // json is one document: the total found (every match, not only this page) and the hits.
+        let document = try #require(try CLI.json(try CLI.run(["search", "--format", "json"] + near).stdout) as? [String: Any])
+        #expect(document["found"] as? Int == 3)
+        let json = try #require(document["hits"] as? [[String: Any]])
         #expect(json.map { $0["uri"] as? String } == list)
+        let page = try #require(try CLI.json(try CLI.run(["search", "--format", "json", "--limit", "1"] + near).stdout) as? [String: Any])
+        #expect(page["found"] as? Int == 3 && (page["hits"] as? [Any])?.count == 1)
         #expect(json.map { $0["displayName"] as? String } == ["Zürich", "Uster", "Winterthur"])
         for hit in json {
             #expect(hit["entity"] as? String == "Place" && hit["score"] is Double && hit["latitude"] is Double && hit["longitude"] is Double)
@@ -53,13 +58,14 @@ struct OutputTests {
         }
         let jsonl = try CLI.run(["search", "--format", "jsonl"] + near).lines.map { try #require(try CLI.json($0) as? [String: Any]) }
         #expect(jsonl.map { $0["uri"] as? String } == list)
-        let snippets = try #require(try CLI.json(try CLI.run(["search", "zuerich", "--snippets", "--format", "json", "--store", store]).stdout) as? [[String: Any]])
+        let snippets = try #require((try CLI.json(try CLI.run(["search", "zuerich", "--snippets", "--format", "json", "--store", store]).stdout) as? [String: Any])?["hits"] as? [[String: Any]])
         #expect(snippets.first?["snippet"] as? String == "[Zuerich]" || (snippets.first?["snippet"] as? String)?.contains("[Zuerich]") == true)
         let table = try CLI.run(["search", "--format", "table"] + near)
         #expect(table.lines.first?.split(separator: " ", omittingEmptySubsequences: true) == ["NAME", "ENTITY", "SCORE", "DISTANCE", "URI"])
-        #expect(table.lines.count == 4 && table.lines[1].hasPrefix("Zürich") && table.lines[1].contains(list[0]) && table.lines[1].contains(" km"))
+        #expect(table.lines.count == 5 && table.lines[1].hasPrefix("Zürich") && table.lines[1].contains(list[0]) && table.lines[1].contains(" km"))
+        #expect(table.lines.last == "3 of 3 found")
         // Nearest 5 to a coordinate, without a query: by distance.
-        let nearest = try #require(try CLI.json(try CLI.run(["search", "--near", "35.5,139.6", "--limit", "5", "--format", "json", "--store", store]).stdout) as? [[String: Any]])
+        let nearest = try #require((try CLI.json(try CLI.run(["search", "--near", "35.5,139.6", "--limit", "5", "--format", "json", "--store", store]).stdout) as? [String: Any])?["hits"] as? [[String: Any]])
         #expect(nearest.map { $0["displayName"] as? String }.prefix(2) == ["Yokohama", "Tokyo"] && nearest.count == 5)
         let distances = nearest.compactMap { $0["distanceMeters"] as? Double }
         #expect(distances == distances.sorted())

@@ -29,11 +29,14 @@ struct SearchCommand: ParsableCommand {
     func run() throws {
         do {
             let index = try options.location.open()
-            let results = try index.search(try options.request())
+            let request = try options.request()
+            let results = try index.search(request)
+            // People and whole-document readers get the total; line-oriented formats stay one hit per line.
+            let found = format == .json || format == .table ? try index.count(request) : nil
             switch format {
             case .uris: results.hits.forEach { print($0.uri) }
             case .jsonl: results.hits.forEach { print($0.json.compact) }
-            case .json: print(JSONValue.array(results.hits.map(\.json)).pretty)
+            case .json: print(JSONValue.object([("found", .int(Int64(found ?? results.hits.count))), ("hits", .array(results.hits.map(\.json)))]).pretty)
             case .table:
                 var table = TextTable(headers: ["NAME", "ENTITY", "SCORE", "DISTANCE", "URI"] + (options.snippets ? ["SNIPPET"] : []),
                                       shrinkable: options.snippets ? [5, 0] : [0], highlighted: [5])
@@ -43,6 +46,9 @@ struct SearchCommand: ParsableCommand {
                                        hit.uri] + (options.snippets ? [hit.snippet ?? ""] : []))
                 }
                 print(table.renderForStandardOutput())
+                if let found, !results.hits.isEmpty {
+                    print("\(results.hits.count) of \(found.grouped) found" + (request.offset > 0 ? ", from \(request.offset + 1)" : ""))
+                }
             }
             index.noteIncompleteExports()
             if results.hits.isEmpty {
