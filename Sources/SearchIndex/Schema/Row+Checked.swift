@@ -23,6 +23,13 @@ extension Row {
         return text
     }
 
+    /// Text, or nil for NULL.
+    func optionalText(_ index: Int) throws -> String? {
+        let value: DatabaseValue = self[index]
+        if value.isNull { return nil }
+        return try text(index)
+    }
+
     /// An integer, never NULL.
     func integer(_ index: Int) throws -> Int64 {
         let value: DatabaseValue = self[index]

@@ -107,34 +107,14 @@ extension SearchIndex {
 
     static func fetchCheckpoints(_ db: Database) throws -> [StoreCheckpoint] {
         let sql = "SELECT uuid, path, token, model_digest, configuration_digest, export_state, updated_at, token_timestamp, configuration, entity_parents FROM stores ORDER BY uuid"
+        // Decoded with their types checked: a damaged index is an error to report, not a trap.
         return try Row.fetchAll(db.cachedStatement(sql: sql)).map { row in
-            // Decoded with their types checked: a damaged index is an error to report, not a trap.
-            func text(_ index: Int) throws -> String? {
-                let value: DatabaseValue = row[index]
-                switch value.storage {
-                case .null: return nil
-                case .string(let text): return text
-                default: throw SearchIndexError.notAnIndex(path: "", detail: "its stores table holds a non-text value where text belongs; the file is damaged")
-                }
-            }
-            func number(_ index: Int) throws -> Double? {
-                let value: DatabaseValue = row[index]
-                switch value.storage {
-                case .null: return nil
-                case .int64(let number): return Double(number)
-                case .double(let number): return number
-                default: throw SearchIndexError.notAnIndex(path: "", detail: "its stores table holds a non-number where a number belongs; the file is damaged")
-                }
-            }
-            let tokenValue: DatabaseValue = row[2]
-            guard case .int64(let token) = tokenValue.storage, let uuid = try text(0), let path = try text(1) else {
-                throw SearchIndexError.notAnIndex(path: "", detail: "a row of its stores table lacks a UUID, path or token; the file is damaged")
-            }
-            return StoreCheckpoint(storeUUID: uuid, storePath: path, token: token, modelDigest: try text(3),
-                                   configurationDigest: try text(4), exportState: try text(5),
-                                   updatedAt: Date(timeIntervalSinceReferenceDate: try number(6) ?? 0),
-                                   tokenTimestamp: try number(7).map(Date.init(timeIntervalSinceReferenceDate:)),
-                                   configuration: try text(8), entityParents: Self.parents(try text(9)))
+            StoreCheckpoint(storeUUID: try row.text(0), storePath: try row.text(1), token: try row.integer(2),
+                            modelDigest: try row.optionalText(3), configurationDigest: try row.optionalText(4),
+                            exportState: try row.optionalText(5),
+                            updatedAt: Date(timeIntervalSinceReferenceDate: try row.optionalNumber(6) ?? 0),
+                            tokenTimestamp: try row.optionalNumber(7).map(Date.init(timeIntervalSinceReferenceDate:)),
+                            configuration: try row.optionalText(8), entityParents: Self.parents(try row.optionalText(9)))
         }
     }
 
