@@ -99,12 +99,16 @@ public struct IndexBatch: Sendable {
     public var deletes: [String]
     /// The checkpoint the batch brings the store to.
     public var checkpoint: StoreCheckpoint
+    /// Whether the batch is part of a rebuild begun with ``SearchIndex/beginRebuild(storeUUID:)``: its
+    /// upserts are marked as written again, so ``SearchIndex/sweep(keeping:batchSize:)`` keeps them.
+    public var marksRebuild: Bool
 
     /// Creates a batch.
-    public init(upserts: [IndexedItem] = [], deletes: [String] = [], checkpoint: StoreCheckpoint) {
+    public init(upserts: [IndexedItem] = [], deletes: [String] = [], checkpoint: StoreCheckpoint, marksRebuild: Bool = false) {
         self.upserts = upserts
         self.deletes = deletes
         self.checkpoint = checkpoint
+        self.marksRebuild = marksRebuild
     }
 }
 

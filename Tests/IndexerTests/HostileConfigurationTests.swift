@@ -74,7 +74,8 @@ struct NonFiniteValueTests {
             let index = try SearchIndex(path: indexPath, mode: .readWrite(permissions: nil))
             let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(configuration, model: store.model))
             let summary = try exporter.catchUp(rebuild: run == 1)
-            #expect(summary.inserted == 2)
+            // A rebuild writes the items again over the old ones: nothing new to insert the second time.
+            #expect(summary.inserted == (run == 0 ? 2 : 0))
             #expect(summary.omittedValues == 2) // the rank and the latitude
             let items = try index.dump()
             let infinity = try #require(items.first { $0.displayName == "Infinity" })

@@ -77,3 +77,57 @@ struct RestoredStoreTests {
         #expect(again.rebuildReason == nil && again.inserted == 0 && again.deleted == 0)
     }
 }
+
+/// A rebuild keeps the last complete state searchable: it writes every object again over the old items and
+/// sweeps those it did not write (objects gone), resuming where it stopped.
+@Suite("Rebuilds that keep the index searchable")
+struct SearchableRebuildTests {
+    @Test("interrupted after one page: old items still answer; finished later: exactly the store's objects")
+    func interruptedRebuild() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rebuild-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("Atlas.sqlite").path
+        let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
+        var save = SaveRequest()
+        for index in 0..<1_000 { save.insert("Place", attributes: ["name": .string("town\(index)"), "population": .integer(Int64(index))]) }
+        let ids = try writer.save(save).insertedObjectIDs
+        let indexPath = folder.appendingPathComponent("atlas.searchindex").path
+        func exporter(_ json: String) throws -> Exporter {
+            let store = try PersistentStore(path: path)
+            let index = try SearchIndex(path: indexPath, mode: .readWrite(permissions: nil))
+            return try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(try IndexConfiguration(json: Data(json.utf8)), model: store.model),
+                                batchSize: 100)
+        }
+        do {
+            let first = try exporter(#"{"entities": {"Place": {"displayName": "name"}}}"#)
+            #expect(try first.catchUp().inserted == 1_000)
+            first.close()
+        }
+        // The configuration changes (a rebuild); stopped after its first page.
+        let changed = #"{"entities": {"Place": {"displayName": "name", "rank": "population"}}}"#
+        var pages = 0
+        do {
+            let second = try exporter(changed)
+            let summary = try second.catchUp(shouldStop: { pages += 1; return pages > 1 })
+            #expect(summary.stopped && summary.rebuildReason != nil)
+            second.close()
+        }
+        let reader = try SearchIndex(path: indexPath, mode: .readOnly)
+        #expect(try reader.count(SearchRequest(query: "town999")) == 1) // the old item, still searchable
+        #expect(try reader.dump().count == 1_000)
+        #expect(try reader.checkpoints().first?.exportState?.hasSuffix("sweep") == true)
+
+        // Meanwhile the app deletes ten objects; the rebuild resumes and sweeps their items.
+        var deletes = SaveRequest()
+        for id in ids.prefix(10) { deletes.delete(id) }
+        _ = try writer.save(deletes)
+        let third = try exporter(changed)
+        let summary = try third.catchUp()
+        #expect(!summary.stopped)
+        let items = try reader.dump()
+        #expect(items.count == 990)
+        #expect(Set(items.map(\.uri)) == Set(ids.dropFirst(10).map(\.uriRepresentation)))
+        #expect(items.first { $0.displayName == "town999" }?.rank == 999)
+        #expect(try reader.checkpoints().first?.exportState == nil)
+    }
+}

@@ -119,14 +119,23 @@ public final class Exporter {
                     reason = "the store has no persistent history: re-exporting everything"
                 }
             }
-            if let reason, existing != nil {
+            var rebuilding = false
+            if let reason, let current = existing {
                 log("rebuilding \(storePath): \(reason)")
                 summary.rebuildReason = reason
-                summary.deleted += try index.removeStore(uuid: uuid)
+                if current.exportState == StoreCheckpoint.removalInProgress {
+                    // An index left by an earlier build mid-removal: finish removing, then export afresh.
+                    summary.deleted += try index.removeStore(uuid: uuid)
+                } else {
+                    // Every object is written again over the old items, which stay searchable meanwhile;
+                    // those not written again (objects gone) are swept at the end.
+                    try index.beginRebuild(storeUUID: uuid)
+                    rebuilding = true
+                }
                 existing = nil
             }
             if existing == nil || existing?.exportState != nil {
-                try export(resuming: existing, summary: &summary, progress: progress, shouldStop: shouldStop)
+                try export(resuming: existing, rebuilding: rebuilding, summary: &summary, progress: progress, shouldStop: shouldStop)
             }
             if store.hasHistory && !summary.stopped { try followHistory(summary: &summary, shouldStop: shouldStop) }
             summary.token = try index.checkpoint(storeUUID: uuid)?.token ?? 0
@@ -154,10 +163,12 @@ public final class Exporter {
     /// Pages through every indexed object. Resumable: the state `t0 root-index after-pk` rides in the
     /// checkpoint of every page. Reading and evaluating the next page overlaps committing this one (two
     /// threads, pages committed strictly in order), so the export runs at about the index's write rate.
-    private func export(resuming existing: StoreCheckpoint?, summary: inout Summary, progress: ((ExportProgress) -> Void)?,
+    private func export(resuming existing: StoreCheckpoint?, rebuilding: Bool, summary: inout Summary, progress: ((ExportProgress) -> Void)?,
                         shouldStop: () -> Bool) throws {
         summary.exported = true
-        var (t0, firstRoot, firstKey) = Self.parseState(existing?.exportState) ?? (0, 0, Int64(0))
+        let resumed = Self.parseState(existing?.exportState)
+        var (t0, firstRoot, firstKey) = resumed.map { ($0.t0, $0.root, $0.after) } ?? (0, 0, Int64(0))
+        let sweeping = rebuilding || resumed?.sweep == true
         if existing?.exportState == nil, store.hasHistory {
             // T0 is read before the first page: anything saved after it is replayed from history.
             t0 = try store.historyBounds().newest
@@ -176,12 +187,13 @@ public final class Exporter {
             progress?(report)
         }
         let pages = PageQueue(capacity: 2)
-        let producer = PageProducer(store: store, builder: builder, roots: roots, batchSize: batchSize, t0: t0)
+        let producer = PageProducer(store: store, builder: builder, roots: roots, batchSize: batchSize, t0: t0, sweeping: sweeping)
         let thread = Thread { producer.run(from: rootIndex, after: after, into: pages) }
         thread.start()
         defer { pages.cancel() }
         while let page = try pages.next() {
-            let result = try index.apply(IndexBatch(upserts: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: page.state)))
+            let result = try index.apply(IndexBatch(upserts: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: page.state),
+                                                    marksRebuild: sweeping))
             summary.omittedValues += page.omittedValues
             summary.inserted += result.inserted
             summary.updated += result.updated
@@ -196,14 +208,19 @@ public final class Exporter {
                 return
             }
         }
+        // A rebuild's last page leaves a sweep pending: only the sweep's last transaction ends the export.
+        if sweeping {
+            summary.deleted += try index.sweep(keeping: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: nil))
+        }
         // One merged full-text segment makes every later query cheaper.
         if report.itemsWritten > 10_000 { try index.optimize() }
     }
 
-    static func parseState(_ state: String?) -> (Int64, Int, Int64)? {
-        guard let parts = state?.split(separator: " "), parts.count == 3,
+    /// The resume state of a first export: `t0 root-index after-pk`, and ` sweep` during a rebuild.
+    static func parseState(_ state: String?) -> (t0: Int64, root: Int, after: Int64, sweep: Bool)? {
+        guard let parts = state?.split(separator: " "), parts.count == 3 || (parts.count == 4 && parts[3] == "sweep"),
               let t0 = Int64(parts[0]), let root = Int(parts[1]), let after = Int64(parts[2]) else { return nil }
-        return (t0, root, after)
+        return (t0, root, after, parts.count == 4)
     }
 
     /// Replays history after the checkpoint's token in batches, each committed with its token.

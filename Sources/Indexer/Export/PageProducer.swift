@@ -20,6 +20,9 @@ struct PageProducer: Sendable {
     let roots: [String]
     let batchSize: Int
     let t0: Int64
+    /// Whether this export rebuilds over existing items: its states say a sweep is pending, even after
+    /// the last page.
+    var sweeping = false
 
     func run(from firstRoot: Int, after firstKey: Int64, into pages: PageQueue) {
         var rootIndex = firstRoot, after = firstKey
@@ -32,7 +35,7 @@ struct PageProducer: Sendable {
                     return (try builder.items(for: page, in: snapshot), page.count, page.last?.objectID.primaryKey)
                 }
                 if let last { after = last } else { rootIndex += 1; after = 0 }
-                let state = rootIndex < roots.count ? "\(t0) \(rootIndex) \(after)" : nil
+                let state = sweeping ? "\(t0) \(rootIndex) \(after) sweep" : rootIndex < roots.count ? "\(t0) \(rootIndex) \(after)" : nil
                 guard pages.put(ExportPage(items: built.items, omittedValues: built.omittedValues, objectCount: count, entity: root, state: state)) else { return }
             }
             pages.finish(nil)

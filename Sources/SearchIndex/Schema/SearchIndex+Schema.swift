@@ -59,6 +59,9 @@ extension SearchIndex {
             // Each entity's parent ("Child<TAB>Parent" lines): --entity Book finds GraphicNovels too, as a
             // Core Data fetch of Book does, and an abstract parent is a valid filter.
             try db.execute(sql: "ALTER TABLE stores ADD COLUMN entity_parents TEXT")
+            // Items a rebuild has written again: the old items stay searchable until the rebuild ends, then
+            // those it did not write again (objects gone meanwhile) are swept.
+            try db.execute(sql: "CREATE TABLE rebuild_marks (id INTEGER PRIMARY KEY, store_id INTEGER NOT NULL)")
         }
         return migrator
     }

@@ -16,12 +16,15 @@ extension SearchIndex {
             for uri in batch.deletes where try Self.delete(uri: uri, db: db) { result.deleted += 1 }
             // Looking statements up by their SQL text for every item cost more than hashing is worth.
             let statements = try UpsertStatements(db)
+            let mark = batch.marksRebuild ? try db.cachedStatement(sql: "INSERT OR IGNORE INTO rebuild_marks (id, store_id) VALUES (?, ?)") : nil
             for item in batch.upserts where !deleted.contains(item.uri) {
-                switch try Self.upsert(item, storeID: storeID, statements: statements, db: db) {
+                let (outcome, id) = try Self.upsert(item, storeID: storeID, statements: statements, db: db)
+                switch outcome {
                 case .inserted: result.inserted += 1
                 case .updated: result.updated += 1
                 case .unchanged: result.unchanged += 1
                 }
+                if let mark, let id { try mark.execute(arguments: [id, storeID]) }
             }
             return result
         }
@@ -65,7 +68,7 @@ extension SearchIndex {
             // The only store: no per-row work (FTS5's delete-all drops its segments at once).
             try db.execute(sql: """
                 INSERT INTO items_fts (items_fts) VALUES ('delete-all');
-                DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo;
+                DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo; DELETE FROM rebuild_marks;
                 DELETE FROM stores WHERE id = \(storeID);
                 """)
             return count
@@ -85,10 +88,48 @@ extension SearchIndex {
                 for row in rows { try Self.delete(row, db: db) }
                 removed += rows.count
                 guard let last = rows.last else {
+                    try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = ?", arguments: [storeID])
                     try db.execute(sql: "DELETE FROM stores WHERE id = ?", arguments: [storeID])
                     return true
                 }
-                after = last[0]
+                after = try last.integer(0)
+                return false
+            }
+            if done { return removed }
+        }
+    }
+
+    /// Starts a rebuild that keeps the store's items searchable: forgets the marks of an earlier rebuild
+    /// that never finished. Batches with ``IndexBatch/marksRebuild`` then mark what they write again.
+    public func beginRebuild(storeUUID: String) throws(SearchIndexError) {
+        try write { db in
+            try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = (SELECT id FROM stores WHERE uuid = ?)", arguments: [storeUUID])
+        }
+    }
+
+    /// Ends a rebuild: removes the store's items it did not write again (their objects are gone), in
+    /// transactions of `batchSize`, then commits `checkpoint` with the marks cleared. Interrupted, calling
+    /// again finishes it. Returns the number of items removed.
+    @discardableResult
+    public func sweep(keeping checkpoint: StoreCheckpoint, batchSize: Int = 10_000) throws(SearchIndexError) -> Int {
+        var removed = 0
+        var after: Int64 = 0
+        while true {
+            let done: Bool = try write { db in
+                guard let storeID = try Int64.fetchOne(db, sql: "SELECT id FROM stores WHERE uuid = ?", arguments: [checkpoint.storeUUID]) else { return true }
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT i.id, i.display_name, t.title, t.text, t.keywords FROM items i JOIN item_texts t ON t.id = i.id
+                    WHERE i.store_id = ? AND i.id > ? AND NOT EXISTS (SELECT 1 FROM rebuild_marks m WHERE m.id = i.id)
+                    ORDER BY i.id LIMIT ?
+                    """, arguments: [storeID, after, batchSize])
+                for row in rows { try Self.delete(row, db: db) }
+                removed += rows.count
+                guard let last = rows.last else {
+                    try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = ?", arguments: [storeID])
+                    _ = try Self.saveCheckpoint(checkpoint, db: db)
+                    return true
+                }
+                after = try last.integer(0)
                 return false
             }
             if done { return removed }
@@ -167,7 +208,7 @@ extension SearchIndex {
 
     /// Inserts or replaces an item. An item identical to the indexed one is left alone: re-indexing the
     /// places of a country whose `places` relationship changed rewrites nothing in FTS5 or the R-tree.
-    private static func upsert(_ item: IndexedItem, storeID: Int64, statements: UpsertStatements, db: Database) throws -> UpsertOutcome {
+    private static func upsert(_ item: IndexedItem, storeID: Int64, statements: UpsertStatements, db: Database) throws -> (UpsertOutcome, Int64?) {
         let text = joined(item.text), keywords = joined(item.keywords)
         let location = item.hasLocation
         // Insert unless the URI exists: for new items (the common case of a first export) that is the only
@@ -191,14 +232,14 @@ extension SearchIndex {
             guard let old = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT i.id, i.display_name, t.title, t.text, t.keywords, i.entity, i.latitude, i.longitude, i.date, i.rank
                 FROM items i JOIN item_texts t ON t.id = i.id WHERE i.uri = ?
-                """), arguments: [item.uri]) else { return .unchanged }
+                """), arguments: [item.uri]) else { return (.unchanged, nil) }
             let oldLatitude = try old.optionalNumber(6), oldLongitude = try old.optionalNumber(7), oldDate = try old.optionalNumber(8)
             let oldRank = try old.number(9)
             if try old.text(1) == item.displayName && old.text(2) == item.title && old.text(3) == text && old.text(4) == keywords
                 && old.text(5) == item.entity
                 && oldLatitude == (location ? item.latitude : nil) && oldLongitude == (location ? item.longitude : nil)
                 && oldDate == item.date?.timeIntervalSinceReferenceDate && oldRank == item.rank {
-                return .unchanged
+                return (.unchanged, try old.integer(0))
             }
             id = try old.integer(0)
             try Self.removeText(old, db: db)
@@ -232,7 +273,7 @@ extension SearchIndex {
             for (index, value) in [latitude, latitude, longitude, longitude].enumerated() { sqlite3_bind_double(handle, Int32(index + 2), value) }
             try step(geo, db: db)
         }
-        return isNew ? .inserted : .updated
+        return (isNew ? .inserted : .updated, id)
     }
 
     /// The item columns, bound straight onto a prepared statement: GRDB's generic argument arrays
