@@ -32,4 +32,21 @@ struct FuzzRegressionTests {
         #expect(AttributeValue(Data().databaseValue, type: .uri) == .uri(""))
         #expect(AttributeValue(Data("https://example.com/a".utf8).databaseValue, type: .uri) == .uri("https://example.com/a"))
     }
+
+    /// `scripts/fuzz modelxml` (10-minute run): a processing instruction without data, `<?x?>`, makes FoundationXML
+    /// call strlen(NULL) (SEGV in xmlParsePI's callback). Model files hold no processing instruction but the declaration.
+    @Test("a processing instruction in a model file is refused, not a crash", arguments: [
+        "<?x?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\"></model>",
+        "<?xml version=\"1.0\"?><model><?x?></model>",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><model><!-- <?x?> --></model>",
+    ])
+    func processingInstruction(text: String) {
+        #expect(throws: CoreDataStoreError.self) { try ManagedObjectModel(modelFileXML: Data(text.utf8)) }
+    }
+
+    @Test("the XML declaration itself is fine")
+    func declaration() throws {
+        let model = try ManagedObjectModel(modelFileXML: Data(#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><model type="com.apple.IDECoreDataModeler.DataModel"><entity name="A"/></model>"#.utf8))
+        #expect(model.entities.map(\.name) == ["A"])
+    }
 }

@@ -184,8 +184,13 @@ struct XMLTree {
         // Xcode writes model files as UTF-8. Bytes that are not would reach FoundationXML, which
         // force-unwraps their decoding in element and attribute names and kills the process (found by
         // scripts/fuzz modelxml): refuse them first, and NUL too, which no XML holds.
-        guard String(validatingUTF8Bytes: data) != nil else {
+        guard let text = String(validatingUTF8Bytes: data) else {
             throw .invalidModelFile(path: path, reason: "the file is not UTF-8 text")
+        }
+        // FoundationXML passes a processing instruction without data (`<?x?>`) to strlen as NULL and
+        // crashes (found by scripts/fuzz modelxml). Model files hold none beyond the XML declaration.
+        if Self.hasProcessingInstruction(text) {
+            throw .invalidModelFile(path: path, reason: "it holds a processing instruction (<?…?>) other than the XML declaration")
         }
         let parser = XMLParser(data: data)
         // A model file never needs external entities or DTDs; refusing them keeps reads local and bounded.
@@ -202,6 +207,14 @@ struct XMLTree {
             throw .invalidModelFile(path: path, reason: reason)
         }
         return root
+    }
+
+    /// Whether `text` has a `<?` other than a leading `<?xml …?>` declaration.
+    static func hasProcessingInstruction(_ text: String) -> Bool {
+        var rest = Substring(text)
+        if rest.hasPrefix("\u{FEFF}") { rest = rest.dropFirst() }
+        if rest.hasPrefix("<?xml "), let end = rest.range(of: "?>") { rest = rest[end.upperBound...] }
+        return rest.contains("<?")
     }
 
     private final class Builder: NSObject, XMLParserDelegate {
