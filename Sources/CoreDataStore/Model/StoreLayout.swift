@@ -313,7 +313,7 @@ public struct StoreLayout: Sendable {
             guard let columns = schema[name] else { continue }
             let keys = columns.filter { !$0.hasPrefix("Z_FOK_") }
             guard let column = match(stem: "Z_\(a)" + columnStem(join.inverseRelationship), in: keys),
-                  let inverseColumn = reflexive ? keys.first { $0 == reflexiveColumn } : match(stem: "Z_\(b)" + columnStem(join.relationship), in: keys),
+                  let inverseColumn = reflexive ? keys.first(where: { $0 == reflexiveColumn }) : match(stem: "Z_\(b)" + columnStem(join.relationship), in: keys),
                   column != inverseColumn
             else { continue }
             var found = join
