@@ -119,6 +119,27 @@ struct CommandLineTruthTests {
         #expect(errors.count == 2)
     }
 
+    @Test("JSON shapes: every hit and every dumped item has the same keys, null when absent; numbers are numbers")
+    func jsonShapes() throws {
+        let store = try Self.southernStore()
+        let shapes = [["search", "sydney"], ["search", "sydney", "--near", "-33.87,151.21"], ["search", "sydney", "--snippets"]]
+        var keySets: Set<[String]> = []
+        for arguments in shapes {
+            let result = try CLI.run(arguments + ["--store", store, "--format", "jsonl"])
+            #expect(result.status == 0, "\(result.stderr)")
+            for line in result.lines {
+                let hit = try #require(try CLI.json(line) as? [String: Any])
+                keySets.insert(hit.keys.sorted())
+                #expect(hit["score"] is Double && (hit["latitude"] is Double || hit["latitude"] is NSNull))
+                #expect(arguments.contains("--near") ? hit["distanceMeters"] is Double : hit["distanceMeters"] is NSNull)
+                #expect(arguments.contains("--snippets") ? hit["snippet"] is String : hit["snippet"] is NSNull)
+            }
+        }
+        #expect(keySets == [["displayName", "distanceMeters", "entity", "latitude", "longitude", "score", "snippet", "uri"]])
+        let dumped = try CLI.run(["dump", "--store", store]).lines.map { try #require(try CLI.json($0) as? [String: Any]) }
+        #expect(!dumped.isEmpty && Set(dumped.map { $0.keys.sorted() }).count == 1 && dumped.allSatisfy { $0["rank"] is Double })
+    }
+
     @Test("index without --config keeps the configuration the index was built with; another --config rebuilds, announced")
     func storedConfiguration() throws {
         let store = try Self.southernStore() // indexed with Corpus/places-config.json
@@ -172,21 +193,41 @@ struct CommandLineTruthTests {
         #expect(try CLI.run(["search", "graphic", "--store", store, "--entity", "Spaceship"]).status == 64)
     }
 
-    @Test("while a first export runs, search and dump say results are incomplete and status shows the export, not lag 0")
+    @Test("while a first export runs, search and dump say results are incomplete (N of M objects) and status shows the export, not lag 0")
     func incompleteExport() throws {
         let store = try Self.southernStore()
         let index = URL(fileURLWithPath: store).deletingPathExtension().appendingPathExtension("searchindex").path
-        // The checkpoint as an interrupted first export leaves it: the resume state of the next page.
-        let queue = try DatabaseQueue(path: index)
-        try queue.write { db in try db.execute(sql: "UPDATE stores SET export_state = '1 0 2'") }
-        try queue.close()
+        func setExportState(_ state: String) throws {
+            let queue = try DatabaseQueue(path: index)
+            try queue.write { db in try db.execute(sql: "UPDATE stores SET export_state = ?", arguments: [state]) }
+            try queue.close()
+        }
+        // The checkpoint as an interrupted first export leaves it: where to resume, and 2 of 5 objects done.
+        try setExportState("1 0 2 2/5")
         let search = try CLI.run(["search", "sydney", "--store", store])
-        #expect(search.status == 0 && search.stderr.contains("still running: results are incomplete"), "\(search.stderr)")
+        #expect(search.status == 0 && search.stderr.contains("first export in progress (2 of 5 objects, 40%): results are incomplete"), "\(search.stderr)")
         #expect(try CLI.run(["dump", "--store", store]).stderr.contains("results are incomplete"))
         let status = try CLI.run(["status", "--store", store])
-        #expect(status.stdout.contains("first export in progress") && !status.stdout.contains("lag 0"), "\(status.stdout)")
+        #expect(status.stdout.contains("first export in progress (2 of 5 objects, 40%)") && !status.stdout.contains("lag 0"), "\(status.stdout)")
         let json = try #require(try CLI.json(try CLI.run(["status", "--store", store, "--format", "json"]).stdout) as? [String: Any])
         let first = try #require((json["stores"] as? [[String: Any]])?.first)
         #expect(first["exportInProgress"] as? Bool == true && first["lag"] is NSNull)
+        let export = try #require(first["export"] as? [String: Any])
+        #expect(export["kind"] as? String == "firstExport" && export["objectsExported"] as? Int == 2 && export["objectCount"] as? Int == 5)
+        // A rebuild answers from the previous build meanwhile, and says so.
+        try setExportState("1 0 2 sweep 2/5")
+        // Asked for JSON, every stderr line is JSON: the note too.
+        let quiet = try CLI.run(["search", "sydney", "--store", store, "--format", "jsonl"])
+        let notes = try quiet.stderr.split(separator: "\n").map { try #require(try CLI.json(String($0)) as? [String: Any]) }
+        #expect(notes.count == 1 && ((notes.first?["note"] as? [String: Any])?["message"] as? String)?.contains("2 of 5 objects") == true, "\(quiet.stderr)")
+        let rebuilding = try CLI.run(["search", "sydney", "--store", store])
+        #expect(rebuilding.status == 0 && rebuilding.stderr.contains("rebuild in progress (2 of 5 objects, 40%): results come from the previous build"), "\(rebuilding.stderr)")
+        // A state written before counts were kept still reads as a first export, without a count.
+        try setExportState("1 0 2")
+        #expect(try CLI.run(["search", "sydney", "--store", store]).stderr.contains("first export in progress: results are incomplete"))
+        try setExportState("1 0 2 sweep")
+        let old = try #require(try CLI.json(try CLI.run(["status", "--store", store, "--format", "json"]).stdout) as? [String: Any])
+        let oldExport = try #require(((old["stores"] as? [[String: Any]])?.first)?["export"] as? [String: Any])
+        #expect(oldExport["kind"] as? String == "rebuild" && oldExport["objectCount"] is NSNull)
     }
 }

@@ -73,7 +73,7 @@ struct HostileStoreTests {
             #expect(!result.signaled, "\(context)")
             #expect([0, 1, 65, 66].contains(result.status), "\(context)")
             if result.status > 1 {
-                let lines = result.stderr.split(separator: "\n").filter { !$0.hasPrefix("searchctl: note:") && !$0.hasPrefix("searchctl: warning:") }
+                let lines = result.stderr.split(separator: "\n").filter { !$0.hasPrefix("searchctl: note:") && !$0.hasPrefix("{\"note\":") }
                 // With --format json the one line is a JSON error object.
                 let json = arguments.contains("json")
                 #expect(lines.count == 1 && (json ? lines[0].hasPrefix("{\"error\":") : lines[0].hasPrefix("searchctl: error:")), "\(context)")

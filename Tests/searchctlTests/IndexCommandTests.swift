@@ -127,7 +127,12 @@ struct IndexCommandTests {
         // Stopped between pages: whole batches only, and the export is marked unfinished.
         #expect(stderr.contains("stopped by a signal"), "\(stderr)")
         #expect(indexed % 100 == 0 && indexed < 30_000, "\(indexed)")
-        #expect((json["stores"] as? [[String: Any]])?.first?["exportInProgress"] as? Bool == true)
+        // How far it came, counted in objects: every committed page, of the 30,000 the store held.
+        let export = try #require((json["stores"] as? [[String: Any]])?.first?["export"] as? [String: Any])
+        #expect(export["kind"] as? String == "firstExport" && export["objectsExported"] as? Int == indexed && export["objectCount"] as? Int == 30_000, "\(export)")
+        #expect(stderr.contains("first export in progress (") && stderr.contains(" of 30,000 objects") && stderr.contains("resume it where it stopped"), "\(stderr)")
+        let search = try CLI.run(["search", "place1", "--store", store])
+        #expect(search.stderr.contains("of 30,000 objects") && search.stderr.contains("results are incomplete"), "\(search.stderr)")
         let rerun = try CLI.run(["index", "--store", store])
         #expect(rerun.status == 0 && !rerun.stderr.contains("rebuilding"), "\(rerun.stderr)")
         let names = try CLI.run(["dump", "--store", store]).lines.compactMap { (try? CLI.json($0) as? [String: Any])?["displayName"] as? String }

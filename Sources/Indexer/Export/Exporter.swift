@@ -20,6 +20,8 @@ public final class Exporter {
         /// Whether a stop request ended the catch-up early (between batches: the index holds a whole
         /// batch and its token, and the next catch-up resumes from there).
         public var stopped = false
+        /// The export a stop request left unfinished, with how far it came: the next catch-up resumes it.
+        public var unfinished: ExportStatus?
         public var seconds = 0.0
         /// Values left out of items because they were not finite numbers (NaN, ±∞) or not coordinates: the
         /// items were indexed without them.
@@ -138,7 +140,9 @@ public final class Exporter {
                 try export(resuming: existing, rebuilding: rebuilding, summary: &summary, progress: progress, shouldStop: shouldStop)
             }
             if store.hasHistory && !summary.stopped { try followHistory(summary: &summary, shouldStop: shouldStop) }
-            summary.token = try index.checkpoint(storeUUID: uuid)?.token ?? 0
+            let reached = try index.checkpoint(storeUUID: uuid)
+            summary.token = reached?.token ?? 0
+            summary.unfinished = reached.flatMap(ExportStatus.init(checkpoint:))
         } catch let error as CoreDataStoreError {
             throw .store(error)
         } catch let error as SearchIndexError {
@@ -160,44 +164,50 @@ public final class Exporter {
         }
     }
 
-    /// Pages through every indexed object. Resumable: the state `t0 root-index after-pk` rides in the
-    /// checkpoint of every page. Reading and evaluating the next page overlaps committing this one (two
-    /// threads, pages committed strictly in order), so the export runs at about the index's write rate.
+    /// Pages through every indexed object. Resumable: an ``ExportState`` rides in the checkpoint of every
+    /// page, with the objects committed so far of those the store held when the export began (what
+    /// `status` and `search` report while it runs). Reading and evaluating the next page overlaps
+    /// committing this one (two threads, pages committed strictly in order), so the export runs at about
+    /// the index's write rate.
     private func export(resuming existing: StoreCheckpoint?, rebuilding: Bool, summary: inout Summary, progress: ((ExportProgress) -> Void)?,
                         shouldStop: () -> Bool) throws {
         summary.exported = true
-        let resumed = Self.parseState(existing?.exportState)
-        var (t0, firstRoot, firstKey) = resumed.map { ($0.t0, $0.root, $0.after) } ?? (0, 0, Int64(0))
+        let resumed = ExportState(existing?.exportState)
+        var t0 = resumed?.t0 ?? 0
         let sweeping = rebuilding || resumed?.sweep == true
-        if existing?.exportState == nil, store.hasHistory {
+        if resumed == nil, store.hasHistory {
             // T0 is read before the first page: anything saved after it is replayed from history.
             t0 = try store.historyBounds().newest
         }
         let t0Timestamp = store.hasHistory && t0 > 0 ? try store.timestamp(ofTransaction: t0) : nil
-        let (rootIndex, after) = (firstRoot, firstKey)
-        let started = DispatchTime.now().uptimeNanoseconds
-        var report = ExportProgress(objectsRead: 0, objectCount: 0, itemsWritten: 0, entity: roots.indices.contains(rootIndex) ? roots[rootIndex] : "", elapsed: 0)
-        if progress != nil {
-            // Counting costs a scan per table: only when someone watches.
-            report.objectCount = try store.read { snapshot throws in
-                try roots.indices.dropFirst(rootIndex).reduce(0) { total, index in
-                    total + (try snapshot.count(ofEntity: roots[index], afterPrimaryKey: index == rootIndex ? after : 0))
-                }
+        let (rootIndex, after) = (resumed?.rootIndex ?? 0, resumed?.after ?? 0)
+        // One COUNT per root table (milliseconds even at a million rows): what is left to read.
+        let remaining = try store.read { snapshot throws in
+            try roots.indices.dropFirst(rootIndex).reduce(0) { total, index in
+                total + (try snapshot.count(ofEntity: roots[index], afterPrimaryKey: index == rootIndex ? after : 0))
             }
-            progress?(report)
         }
+        // A resumed export keeps counting from where it stopped, against what it had done plus what is left.
+        let exportedBefore = resumed?.objectsExported ?? 0
+        let objectCount = exportedBefore + Int64(remaining)
+        let started = DispatchTime.now().uptimeNanoseconds
+        var report = ExportProgress(objectsRead: 0, objectCount: remaining, itemsWritten: 0, entity: roots.indices.contains(rootIndex) ? roots[rootIndex] : "", elapsed: 0)
+        progress?(report)
         let pages = PageQueue(capacity: 2)
         let producer = PageProducer(store: store, builder: builder, roots: roots, batchSize: batchSize, t0: t0, sweeping: sweeping)
         let thread = Thread { producer.run(from: rootIndex, after: after, into: pages) }
         thread.start()
         defer { pages.cancel() }
         while let page = try pages.next() {
-            let result = try index.apply(IndexBatch(upserts: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: page.state),
+            report.objectsRead += page.objectCount
+            var state = page.state
+            state?.objectsExported = exportedBefore + Int64(report.objectsRead)
+            state?.objectCount = objectCount
+            let result = try index.apply(IndexBatch(upserts: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: state?.text),
                                                     marksRebuild: sweeping))
             summary.omittedValues += page.omittedValues
             summary.inserted += result.inserted
             summary.updated += result.updated
-            report.objectsRead += page.objectCount
             report.itemsWritten += page.items.count
             report.entity = page.entity
             report.elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
@@ -214,13 +224,6 @@ public final class Exporter {
         }
         // One merged full-text segment makes every later query cheaper.
         if report.itemsWritten > 10_000 { try index.optimize() }
-    }
-
-    /// The resume state of a first export: `t0 root-index after-pk`, and ` sweep` during a rebuild.
-    static func parseState(_ state: String?) -> (t0: Int64, root: Int, after: Int64, sweep: Bool)? {
-        guard let parts = state?.split(separator: " "), parts.count == 3 || (parts.count == 4 && parts[3] == "sweep"),
-              let t0 = Int64(parts[0]), let root = Int(parts[1]), let after = Int64(parts[2]) else { return nil }
-        return (t0, root, after, parts.count == 4)
     }
 
     /// Replays history after the checkpoint's token in batches, each committed with its token.

@@ -11,8 +11,10 @@ public struct IndexStatus: Sendable {
         public var newestTransaction: Int64?
         /// Why the store could not be read, if it could not.
         public var problem: String?
-        /// Transactions not indexed yet.
-        public var lag: Int64? { newestTransaction.map { max(0, $0 - checkpoint.token) } }
+        /// Transactions not indexed yet; nil while an export is unfinished (its token says nothing then).
+        public var lag: Int64? { export == nil ? newestTransaction.map { max(0, $0 - checkpoint.token) } : nil }
+        /// The store's unfinished first export, rebuild or removal, if one is.
+        public var export: ExportStatus? { ExportStatus(checkpoint: checkpoint) }
     }
 
     public var statistics: IndexStatistics
@@ -32,6 +34,12 @@ public struct IndexStatus: Sendable {
             }
         }
         return IndexStatus(statistics: statistics, stores: stores, writerPID: WriterLock.holder(indexPath: index.path))
+    }
+
+    /// The stores whose export is unfinished, with how far each is: what a search warns about. Reads
+    /// only the index's checkpoints, so a search pays no store open for it.
+    public static func unfinishedExports(index: SearchIndex) throws(SearchIndexError) -> [(storePath: String, export: ExportStatus)] {
+        try index.checkpoints().compactMap { checkpoint in ExportStatus(checkpoint: checkpoint).map { (checkpoint.storePath, $0) } }
     }
 }
 

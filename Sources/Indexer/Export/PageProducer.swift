@@ -2,15 +2,15 @@ import CoreDataStore
 import Foundation
 import SearchIndex
 
-/// One page of a first export: its items, how many objects were read for it, and the state to resume
-/// after it (nil after the last page).
+/// One page of a first export: its items, how many objects were read for it, and where to resume after
+/// it (nil after the last page, unless a sweep is still to come).
 struct ExportPage: Sendable {
     var items: [IndexedItem]
     /// Values left out of the items (not finite numbers).
     var omittedValues: Int
     var objectCount: Int
     var entity: String
-    var state: String?
+    var state: ExportState?
 }
 
 /// Reads and evaluates export pages on its own thread.
@@ -35,7 +35,7 @@ struct PageProducer: Sendable {
                     return (try builder.items(for: page, in: snapshot), page.count, page.last?.objectID.primaryKey)
                 }
                 if let last { after = last } else { rootIndex += 1; after = 0 }
-                let state = sweeping ? "\(t0) \(rootIndex) \(after) sweep" : rootIndex < roots.count ? "\(t0) \(rootIndex) \(after)" : nil
+                let state = sweeping || rootIndex < roots.count ? ExportState(t0: t0, rootIndex: rootIndex, after: after, sweep: sweeping) : nil
                 guard pages.put(ExportPage(items: built.items, omittedValues: built.omittedValues, objectCount: count, entity: root, state: state)) else { return }
             }
             pages.finish(nil)

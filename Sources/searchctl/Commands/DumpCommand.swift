@@ -31,20 +31,20 @@ struct DumpCommand: ParsableCommand {
                 count += 1
                 switch format {
                 case .jsonl:
-                    var members: [(String, JSONValue)] = [
+                    // Every key on every line (null when absent), the same shape as search hits.
+                    let members: [(String, JSONValue)] = [
                         ("uri", .string(item.uri)), ("entity", .string(item.entity)), ("displayName", .string(item.displayName)),
                         ("title", .string(item.title)), ("text", .array(item.text.map(JSONValue.string))),
                         ("keywords", .array(item.keywords.map(JSONValue.string))),
                         ("latitude", item.latitude.map(JSONValue.double) ?? .null), ("longitude", item.longitude.map(JSONValue.double) ?? .null),
-                        ("date", item.date.map { .string($0.iso8601) } ?? .null),
+                        ("date", item.date.map { .string($0.iso8601) } ?? .null), ("rank", .double(item.rank)),
                     ]
-                    if item.rank != 0 { members.append(("rank", .double(item.rank))) }
                     print(JSONValue.object(members).compact)
                 case .table:
                     table.rows.append([item.uri, item.entity, item.displayName, item.latitude.map { String($0) } ?? "", item.longitude.map { String($0) } ?? ""])
                 }
             }
-            index.noteIncompleteExports()
+            index.noteUnfinishedExports()
             if count == 0 { try index.checkEntities(entities) }
             if format == .table { print(table.renderForStandardOutput()) }
         } catch {

@@ -93,7 +93,9 @@ struct IndexCommand: ParsableCommand {
                 display?.finish()
                 line(summary)
                 if summary.stopped {
-                    printNote("stopped by a signal after a whole batch (the index is consistent); run the same command to continue")
+                    printNote("stopped by a signal after a whole batch (the index is consistent)"
+                        + (summary.unfinished.map { "; \($0.sentence)" } ?? "")
+                        + "; run the same command to " + (summary.unfinished == nil ? "continue" : "resume it where it stopped"))
                     return
                 }
                 guard follow else { return }

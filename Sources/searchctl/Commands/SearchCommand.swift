@@ -50,7 +50,7 @@ struct SearchCommand: ParsableCommand {
                     print("\(results.hits.count) of \(found.grouped) found" + (request.offset > 0 ? ", from \(request.offset + 1)" : ""))
                 }
             }
-            index.noteIncompleteExports()
+            index.noteUnfinishedExports()
             if results.hits.isEmpty {
                 try index.checkEntities(options.entities)
                 throw ExitCode(ExitStatus.notFound.rawValue)

@@ -35,10 +35,16 @@ struct StatusCommand: ParsableCommand {
                         .object([
                             ("path", .string(store.checkpoint.storePath)), ("uuid", .string(store.checkpoint.storeUUID)),
                             ("token", .int(store.checkpoint.token)), ("newestTransaction", store.newestTransaction.map(JSONValue.int) ?? .null),
-                            // Until the first export ends, the token says nothing about how complete the index is.
-                            ("lag", store.checkpoint.exportState == nil ? store.lag.map(JSONValue.int) ?? .null : .null),
+                            // Until an export ends, the token says nothing about how complete the index is.
+                            ("lag", store.lag.map(JSONValue.int) ?? .null),
                             ("updatedAt", .string(store.checkpoint.updatedAt.iso8601)),
-                            ("exportInProgress", .bool(store.checkpoint.exportState != nil)), ("problem", .optional(store.problem)),
+                            ("exportInProgress", .bool(store.export != nil)),
+                            ("export", store.export.map { export in
+                                .object([("kind", .string(export.kind.rawValue)),
+                                         ("objectsExported", export.objectsExported.map { .int(Int64($0)) } ?? .null),
+                                         ("objectCount", export.objectCount.map { .int(Int64($0)) } ?? .null)])
+                            } ?? .null),
+                            ("problem", .optional(store.problem)),
                             ("configuration", store.checkpoint.configuration.flatMap(JSONValue.init(parsing:)) ?? .null),
                         ])
                     })),
@@ -48,8 +54,8 @@ struct StatusCommand: ParsableCommand {
                 print("writer: " + (status.writerPID.map { "searchctl index running (pid \($0))" } ?? "none"))
                 for store in status.stores {
                     print("store: \(store.checkpoint.storePath) (\(store.checkpoint.storeUUID))")
-                    if store.checkpoint.exportState != nil {
-                        print("  first export in progress (items so far below; searches are incomplete until it ends); updated \(store.checkpoint.updatedAt.iso8601)")
+                    if let export = store.export {
+                        print("  \(export.sentence); updated \(store.checkpoint.updatedAt.iso8601)")
                     } else {
                         let newest = store.newestTransaction.map { "newest \($0), lag \(store.lag ?? 0)" } ?? (store.problem ?? "no history")
                         print("  token \(store.checkpoint.token); \(newest); updated \(store.checkpoint.updatedAt.iso8601)")

@@ -53,9 +53,17 @@ var errorsAsJSON: Bool {
     return false
 }
 
+/// Prints `searchctl: note: …` on stderr, or `{"note": {"message": "…"}}` when the command was asked for
+/// JSON, so every stderr line of a JSON run parses.
 func printNote(_ message: String) {
-    let label = Terminal.usesColor(STDERR_FILENO) ? "\u{1B}[1;36mnote:\u{1B}[0m" : "note:"
-    FileHandle.standardError.write(Data("searchctl: \(label) \(message)\n".utf8))
+    let line: String
+    if errorsAsJSON {
+        line = JSONValue.object([("note", .object([("message", .string(message))]))]).compact
+    } else {
+        let label = Terminal.usesColor(STDERR_FILENO) ? "\u{1B}[1;36mnote:\u{1B}[0m" : "note:"
+        line = "searchctl: \(label) \(message)"
+    }
+    FileHandle.standardError.write(Data((line + "\n").utf8))
 }
 
 extension CoreDataStoreError {

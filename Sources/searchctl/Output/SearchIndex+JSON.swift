@@ -1,12 +1,17 @@
 import SearchIndex
 
 extension SearchHit {
+    /// Every key in every hit, `null` when absent (no location, no `--near`, no `--snippets`): a script
+    /// reads one shape.
     var json: JSONValue {
-        var members: [(String, JSONValue)] = [("uri", .string(uri)), ("entity", .string(entity)), ("displayName", .string(displayName)), ("score", .double(score))]
-        if let latitude, let longitude { members += [("latitude", .double(latitude)), ("longitude", .double(longitude))] }
-        if let distance { members.append(("distanceMeters", .double(distance.rounded()))) }
-        if let snippet { members.append(("snippet", .string(snippet))) }
-        return .object(members)
+        let located = latitude != nil && longitude != nil
+        return .object([
+            ("uri", .string(uri)), ("entity", .string(entity)), ("displayName", .string(displayName)), ("score", .double(score)),
+            ("latitude", located ? latitude.map(JSONValue.double) ?? .null : .null),
+            ("longitude", located ? longitude.map(JSONValue.double) ?? .null : .null),
+            ("distanceMeters", distance.map { .double($0.rounded()) } ?? .null),
+            ("snippet", .optional(snippet)),
+        ])
     }
 }
 

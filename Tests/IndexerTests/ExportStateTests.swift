@@ -1,0 +1,38 @@
+@testable import Indexer
+import SearchIndex
+import SeededRandom
+import Testing
+
+/// The resume state a first export or rebuild keeps in its checkpoint: what resumes it and what readers
+/// are told must survive every round trip, and no other text may pass for one.
+@Suite("Export states")
+struct ExportStateTests {
+    @Test("10,000 random states read back exactly as written, and report the same progress")
+    func roundTrip() throws {
+        var generator = SeededGenerator(seed: 12)
+        for _ in 0..<10_000 {
+            let count = Bool.random(using: &generator) ? Int64.random(in: 0...2_000_000, using: &generator) : nil
+            let state = ExportState(t0: .random(in: 0...Int64.max, using: &generator), rootIndex: .random(in: 0...40, using: &generator),
+                                    after: .random(in: 0...Int64.max, using: &generator), sweep: .random(using: &generator),
+                                    objectsExported: count.map { .random(in: 0...$0 + 10, using: &generator) } ?? 0, objectCount: count)
+            #expect(ExportState(state.text) == state, "\(state.text)")
+            let status = try #require(ExportStatus(checkpoint: StoreCheckpoint(storeUUID: "u", storePath: "p", token: 0, exportState: state.text)))
+            #expect(status.kind == (state.sweep ? .rebuild : .firstExport))
+            #expect(status.objectCount == count.map(Int.init))
+            // More objects than counted (saves during the export) never reads as over 100%.
+            #expect(status.objectsExported == count.map { Int(min(state.objectsExported, $0)) })
+        }
+    }
+
+    @Test("text that is not a state is not read as one; states written before counts still are")
+    func malformed() {
+        for text in ["", " ", "1 2", "1 2 3 4", "1 2 3 sweep sweep", "1 2 3 4/5 sweep", "1 2 3 4/", "1 2 3 /5", "1 2 3 4/5/6",
+                     "a 2 3", "1 2 3 sweep 4/5 6", "1  2 3", StoreCheckpoint.removalInProgress] {
+            #expect(ExportState(text) == nil, "\(text)")
+        }
+        #expect(ExportState("7 1 30") == ExportState(t0: 7, rootIndex: 1, after: 30, sweep: false))
+        #expect(ExportState("7 1 30 sweep") == ExportState(t0: 7, rootIndex: 1, after: 30, sweep: true))
+        #expect(ExportStatus(checkpoint: StoreCheckpoint(storeUUID: "u", storePath: "p", token: 0, exportState: StoreCheckpoint.removalInProgress))?.kind == .removal)
+        #expect(ExportStatus(checkpoint: StoreCheckpoint(storeUUID: "u", storePath: "p", token: 0)) == nil)
+    }
+}
