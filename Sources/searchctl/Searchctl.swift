@@ -42,8 +42,21 @@ struct Searchctl: ParsableCommand {
         return nil
     }
 
+    /// The position (1-based) of the first argument that is not valid UTF-8, if any. Swift repairs such
+    /// bytes into U+FFFD before the parser sees them, so a query would silently search for something else
+    /// and a path would name another file: refused instead, from the raw bytes.
+    static func firstInvalidArgument() -> Int? {
+        (1..<Int(CommandLine.argc)).first { position in
+            CommandLine.unsafeArgv[position].map { String(validatingCString: $0) == nil } ?? false
+        }
+    }
+
     /// Runs the command line; usage errors become one `searchctl: error:` line like every other error.
     static func main() {
+        if let position = firstInvalidArgument() {
+            printError("argument \(position) is not valid UTF-8; searchctl reads queries, paths and values as UTF-8 text (check the terminal's or the script's encoding)")
+            Foundation.exit(ExitStatus.usage.rawValue)
+        }
         if let repeated = repeatedOption(in: CommandLine.arguments.dropFirst()) {
             printError("\(repeated) was given more than once; give it once (one command reads one store and one index)")
             Foundation.exit(ExitStatus.usage.rawValue)

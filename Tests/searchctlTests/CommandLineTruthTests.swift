@@ -55,6 +55,23 @@ struct CommandLineTruthTests {
         #expect(try names(result) == ["Buenos Aires"])
     }
 
+    @Test("hostile query strings from the command line are a query or exit 64, never an FTS5 error; phrase prefixes, curly quotes, dangling OR")
+    func hostileQueries() throws {
+        let store = try Self.southernStore()
+        let queries = ["\"\u{301}", "\"", "\"\"", "*", "-", "--x", "NEAR(", "a AND", "OR", "sydney OR", "(", ")", "^", ":", "{a}", "\u{FEFF}",
+                       "a\u{0}b", "\u{1B}[31m", "\"sydney", "syd*ney", "\"\u{338}*", "+", "''", "„sydney“", "«buenos aires»"]
+        for query in queries {
+            let result = try CLI.run(["search", "--store", store, "--", query])
+            #expect([0, 1, 64].contains(result.status) && !result.stderr.contains("fts5") && !result.stderr.contains("bug"), "\(query.debugDescription): \(result.status) \(result.stderr)")
+        }
+        #expect(try CLI.run(["search", "sydney OR", "--store", store]).stderr.contains("OR needs a word on each side"))
+        #expect(try names(try CLI.run(["search", "\"buenos air*\"", "--store", store, "--format", "jsonl"])) == ["Buenos Aires"])
+        #expect(try names(try CLI.run(["search", "“buenos aires”", "--store", store, "--format", "jsonl"])) == ["Buenos Aires"])
+        // Bytes that are not UTF-8 reach the program only through a shell: refused, not repaired into another query.
+        let raw = try CLI.runProgram("/bin/sh", ["-c", #"exec "$0" search "$(printf 'syd\377')" --store "$1""#, CLI.executable.path, store])
+        #expect(raw.status == 64 && raw.stderr.contains("argument 2 is not valid UTF-8") && raw.stdout.isEmpty, "\(raw.stderr)")
+    }
+
     @Test("output that cannot be written is exit 74 and one line, whatever the command", arguments: [
         ["search", "sydney"], ["search", "sydney", "--format", "json"], ["dump"], ["status"], ["model", "--format", "text"],
         ["history"],
