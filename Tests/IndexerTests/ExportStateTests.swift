@@ -27,12 +27,31 @@ struct ExportStateTests {
     @Test("text that is not a state is not read as one; states written before counts still are")
     func malformed() {
         for text in ["", " ", "1 2", "1 2 3 4", "1 2 3 sweep sweep", "1 2 3 4/5 sweep", "1 2 3 4/", "1 2 3 /5", "1 2 3 4/5/6",
-                     "a 2 3", "1 2 3 sweep 4/5 6", "1  2 3", StoreCheckpoint.removalInProgress] {
+                     "a 2 3", "1 2 3 sweep 4/5 6", "1  2 3", "1 -1 0", "-1 0 0", "1 0 -5", "1 0 0 -1/5", "1 0 0 1/-5",
+                     "1 99999999999999999999 0", StoreCheckpoint.removalInProgress] {
             #expect(ExportState(text) == nil, "\(text)")
         }
         #expect(ExportState("7 1 30") == ExportState(t0: 7, rootIndex: 1, after: 30, sweep: false))
         #expect(ExportState("7 1 30 sweep") == ExportState(t0: 7, rootIndex: 1, after: 30, sweep: true))
         #expect(ExportStatus(checkpoint: StoreCheckpoint(storeUUID: "u", storePath: "p", token: 0, exportState: StoreCheckpoint.removalInProgress))?.kind == .removal)
         #expect(ExportStatus(checkpoint: StoreCheckpoint(storeUUID: "u", storePath: "p", token: 0)) == nil)
+    }
+
+    @Test("100,000 random strings from the state's own alphabet: parsed ones are valid and read back the same; none traps")
+    func garbage() {
+        var generator = SeededGenerator(seed: 99)
+        let pieces = ["0", "1", "7", "-", "/", " ", "sweep", "9223372036854775807", "9223372036854775808", "+3", "", "\u{0}", "٣"]
+        var parsed = 0
+        for _ in 0..<100_000 {
+            // Two to six fields of one to three pieces: mostly near-states, with every kind of damage.
+            let text = (0..<Int.random(in: 2...6, using: &generator)).map { _ in
+                (0..<Int.random(in: 1...3, using: &generator)).map { _ in pieces.randomElement(using: &generator) ?? "" }.joined()
+            }.joined(separator: " ")
+            guard let state = ExportState(text) else { continue }
+            parsed += 1
+            #expect(state.t0 >= 0 && state.rootIndex >= 0 && state.after >= 0 && state.objectsExported >= 0 && (state.objectCount ?? 0) >= 0, "\(text)")
+            #expect(ExportState(state.text) == state, "\(text)")
+        }
+        #expect(parsed > 100, "\(parsed)")
     }
 }

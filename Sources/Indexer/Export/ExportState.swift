@@ -25,13 +25,15 @@ struct ExportState: Sendable, Hashable {
     /// Reads a checkpoint's export state; nil for no state, the removal marker or text that is not one.
     init?(_ text: String?) {
         guard let parts = text?.split(separator: " ", omittingEmptySubsequences: false), (3...5).contains(parts.count),
-              let t0 = Int64(parts[0]), let rootIndex = Int(parts[1]), let after = Int64(parts[2]) else { return nil }
+              let t0 = Int64(parts[0]), let rootIndex = Int(parts[1]), let after = Int64(parts[2]),
+              // A damaged index must not steer the exporter to a negative root position (a trap) or token.
+              t0 >= 0, rootIndex >= 0, after >= 0 else { return nil }
         var rest = parts.dropFirst(3)
         let sweep = rest.first == "sweep"
         if sweep { rest = rest.dropFirst() }
         if let counts = rest.first {
             let pair = counts.split(separator: "/", omittingEmptySubsequences: false)
-            guard rest.count == 1, pair.count == 2, let read = Int64(pair[0]), let count = Int64(pair[1]) else { return nil }
+            guard rest.count == 1, pair.count == 2, let read = Int64(pair[0]), let count = Int64(pair[1]), read >= 0, count >= 0 else { return nil }
             (objectsExported, objectCount) = (read, count)
         } else if !rest.isEmpty {
             return nil
