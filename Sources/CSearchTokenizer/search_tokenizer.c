@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unicode/ubrk.h>
+#include <unicode/uchar.h>
 #include <unicode/unorm2.h>
 #include <unicode/ustring.h>
 #include <unicode/utf16.h>
@@ -149,7 +150,8 @@ static int normalize(Tokenizer *t, const UChar *segment, int length, const char 
     return bytes;
 }
 
-typedef int (*emit_fn)(void *context, const char *token, int token_length, int start, int end);
+// colocated: the token is another name for the previous one, at its position (an identifier's part).
+typedef int (*emit_fn)(void *context, const char *token, int token_length, int start, int end, int colocated);
 
 // Only a word's first 256 UTF-16 units are normalized and indexed (its offsets still span the whole
 // word). Canonical reordering of combining marks is quadratic in their run: a "word" of 100,000
@@ -159,7 +161,68 @@ enum { MAX_TOKEN_UNITS = 256 };
 // Internal failures are negative so they never collide with a callback's own non-zero result.
 enum { TOKENIZE_FAILED = -1, TOKENIZE_NOMEM = -2 };
 
-static int tokenize_with(Tokenizer *t, const char *text, int length, void *context, emit_fn emit) {
+// A separator inside an ICU word: `_`, `.`, `@`, `'`, `:` — anything but letters, digits and marks.
+static int is_separator(UChar c) {
+    return !U16_IS_SURROGATE(c) && !u_isalnum(c) && !(U_GET_GC_MASK(c) & U_GC_M_MASK);
+}
+
+static int is_upper(UChar c) { return !U16_IS_SURROGATE(c) && u_isupper(c); }
+static int is_lower(UChar c) { return !U16_IS_SURROGATE(c) && u_islower(c); }
+
+// Whether a word part boundary falls before unit i of [start, end): camelCase (`deviceMigration`),
+// an acronym before a word (`HTTPServer` → HTTP, Server). Digits never split (`FD0781A4`).
+static int is_camel_boundary(const UChar *text, int start, int i, int end) {
+    if (i <= start || i >= end) return 0;
+    if (is_lower(text[i - 1]) && is_upper(text[i])) return 1;
+    return is_upper(text[i - 1]) && is_upper(text[i]) && i + 1 < end && is_lower(text[i + 1]);
+}
+
+// Emits the parts of [start, end) between camelCase boundaries, colocated, when there are several.
+static int emit_camel_parts(Tokenizer *t, const char *text, int start, int end, void *context, emit_fn emit) {
+    int boundaries = 0;
+    for (int i = start + 1; i < end; i++) boundaries += is_camel_boundary(t->text, start, i, end);
+    if (boundaries == 0) return 0;
+    for (int from = start, i = start + 1; i <= end; i++) {
+        if (i < end && !is_camel_boundary(t->text, start, i, end)) continue;
+        int byteStart = t->offsets[from], byteEnd = t->offsets[i];
+        int size = normalize(t, t->text + from, i - from, text + byteStart, byteEnd - byteStart);
+        if (size < 0) return TOKENIZE_FAILED;
+        if (size > 0) {
+            int rc = emit(context, t->utf8, size, byteStart, byteEnd, 1);
+            if (rc != 0) return rc;
+        }
+        from = i;
+    }
+    return 0;
+}
+
+// Identifiers are findable by their parts: after a word such as `DeviceMigrationState_FD0781A4`,
+// `example.com` or `support@example.com` (ICU keeps `_`, a `.` between letters, e-mail addresses inside
+// one word), its parts between separators and between camelCase humps follow, colocated with it, so `DeviceMigrationState`, `migration` and
+// `fd0781a4` all match while the whole word still does. Only documents carry parts: a query word is
+// matched as typed.
+static int emit_parts(Tokenizer *t, const char *text, int start, int end, void *context, emit_fn emit) {
+    int separators = 0;
+    for (int i = start; i < end; i++) separators += is_separator(t->text[i]);
+    if (separators == 0) return emit_camel_parts(t, text, start, end, context, emit);
+    for (int from = start, i = start; i <= end; i++) {
+        if (i < end && !is_separator(t->text[i])) continue;
+        if (i > from) {
+            int byteStart = t->offsets[from], byteEnd = t->offsets[i];
+            int size = normalize(t, t->text + from, i - from, text + byteStart, byteEnd - byteStart);
+            if (size < 0) return TOKENIZE_FAILED;
+            if (size > 0) {
+                int rc = emit(context, t->utf8, size, byteStart, byteEnd, 1);
+                if (rc == 0) rc = emit_camel_parts(t, text, from, i, context, emit);
+                if (rc != 0) return rc;
+            }
+        }
+        from = i + 1;
+    }
+    return 0;
+}
+
+static int tokenize_with(Tokenizer *t, const char *text, int length, int withParts, void *context, emit_fn emit) {
     if (length <= 0) return 0;
     int units = decode_utf8(t, (const unsigned char *)text, length);
     if (units < 0) return TOKENIZE_NOMEM;
@@ -179,7 +242,8 @@ static int tokenize_with(Tokenizer *t, const char *text, int length, void *conte
         int size = normalize(t, t->text + start, kept, text + byteStart, keptBytes);
         if (size < 0) return TOKENIZE_FAILED;
         if (size == 0) continue;
-        int rc = emit(context, t->utf8, size, byteStart, byteEnd);
+        int rc = emit(context, t->utf8, size, byteStart, byteEnd, 0);
+        if (rc == 0 && withParts) rc = emit_parts(t, text, start, start + kept, context, emit);
         if (rc != 0) return rc;
     }
     return 0;
@@ -192,9 +256,9 @@ typedef struct FTS5Call {
     int (*xToken)(void *, int, const char *, int, int, int);
 } FTS5Call;
 
-static int fts5_emit(void *context, const char *token, int token_length, int start, int end) {
+static int fts5_emit(void *context, const char *token, int token_length, int start, int end, int colocated) {
     FTS5Call *call = context;
-    return call->xToken(call->context, 0, token, token_length, start, end);
+    return call->xToken(call->context, colocated ? FTS5_TOKEN_COLOCATED : 0, token, token_length, start, end);
 }
 
 static int fts5_create(void *unused, const char **args, int count, Fts5Tokenizer **out) {
@@ -209,9 +273,10 @@ static void fts5_delete(Fts5Tokenizer *tokenizer) { tokenizer_free((Tokenizer *)
 
 static int fts5_tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, const char *text, int length,
                          int (*xToken)(void *, int, const char *, int, int, int)) {
-    (void)flags;
     FTS5Call call = { context, xToken };
-    int rc = tokenize_with((Tokenizer *)tokenizer, text, length, &call, fts5_emit);
+    // Parts go into the index only (documents, and the deletes that re-tokenize them): queries match
+    // words as typed, and highlight and snippets walk whole words.
+    int rc = tokenize_with((Tokenizer *)tokenizer, text, length, (flags & FTS5_TOKENIZE_DOCUMENT) != 0, &call, fts5_emit);
     return rc == TOKENIZE_NOMEM ? SQLITE_NOMEM : rc == TOKENIZE_FAILED ? SQLITE_ERROR : rc;
 }
 
@@ -240,9 +305,20 @@ int searchlight_register_tokenizer(sqlite3 *db) {
 // Opening a break iterator costs more than tokenizing a query, so each thread keeps one.
 static _Thread_local Tokenizer *thread_tokenizer = NULL;
 
-int searchlight_tokenize(const char *text, int length, void *context, searchlight_token_callback callback) {
+typedef struct DirectCall {
+    void *context;
+    searchlight_token_callback callback;
+} DirectCall;
+
+static int direct_emit(void *context, const char *token, int token_length, int start, int end, int colocated) {
+    DirectCall *call = context;
+    return call->callback(call->context, token, token_length, start, end, colocated);
+}
+
+int searchlight_tokenize(const char *text, int length, int withParts, void *context, searchlight_token_callback callback) {
     if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
     if (!thread_tokenizer) return -1;
-    int rc = tokenize_with(thread_tokenizer, text, length, context, callback);
+    DirectCall call = { context, callback };
+    int rc = tokenize_with(thread_tokenizer, text, length, withParts, &call, direct_emit);
     return rc < 0 ? -1 : rc;
 }

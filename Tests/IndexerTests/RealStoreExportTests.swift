@@ -73,6 +73,66 @@ struct RealStoreExportTests {
         #expect(try Self.files(folder) == before)
     }
 
+    /// Parts of identifiers, split independently of the tokenizer: at anything but letters and digits, at
+    /// lower→upper humps, and before the last capital of an acronym that starts a word (`HTTPServer`).
+    static func identifierParts(_ text: String) -> [String] {
+        let characters = Array(text)
+        var parts: [String] = [], current = ""
+        for (position, character) in characters.enumerated() {
+            guard character.isLetter || character.isNumber else {
+                if !current.isEmpty { parts.append(current) }
+                current = ""
+                continue
+            }
+            if let previous = current.last {
+                let next = position + 1 < characters.count ? characters[position + 1] : nil
+                let hump = previous.isLowercase && character.isUppercase
+                let acronymEnd = previous.isUppercase && character.isUppercase && next?.isLowercase == true
+                if hump || acronymEnd { parts.append(current); current = "" }
+            }
+            current.append(character)
+        }
+        if !current.isEmpty { parts.append(current) }
+        return parts
+    }
+
+    @Test("identifier parts in real data (bundle IDs, camelCase names) find their items, and only items holding them",
+          arguments: stores.map(\.folder))
+    func identifierParts(folder name: String) throws {
+        let file = try #require(Self.stores.first { $0.folder == name }?.file)
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("real-parts-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Self.realStores.appendingPathComponent(name), to: work.appendingPathComponent("store"))
+        let store = try PersistentStore(path: work.appendingPathComponent("store").appendingPathComponent(file).path)
+        let index = try SearchIndex(path: work.appendingPathComponent("index.searchindex").path, mode: .readWrite(permissions: nil))
+        _ = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model)).catchUp()
+        let items = try index.dump()
+        func fold(_ text: String) -> String { text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil) }
+        // Identifiers only: words the tokenizer would keep whole that hold a separator or a hump.
+        var candidates: [(part: String, uri: String)] = []
+        for item in items {
+            for word in ([item.displayName] + item.text).flatMap({ $0.split(whereSeparator: { $0.isWhitespace || $0 == "," }) }) {
+                let parts = Self.identifierParts(String(word))
+                guard parts.count > 1, word.allSatisfy({ $0.isASCII }) else { continue }
+                for part in parts where part.count >= 3 && part.allSatisfy({ $0.isLetter }) { candidates.append((part, item.uri)) }
+            }
+        }
+        var seen: Set<String> = []
+        let sample = candidates.filter { seen.insert($0.part.lowercased()).inserted }.prefix(40)
+        for (part, uri) in sample {
+            let found = try index.search(SearchRequest(query: part, limit: 10_000)).hits.map(\.uri)
+            #expect(found.contains(uri), "\(name): '\(part)' does not find \(uri)")
+            // Every hit holds the part somewhere in its text.
+            let byURI = Dictionary(items.map { ($0.uri, $0) }, uniquingKeysWith: { first, _ in first })
+            for hit in found {
+                let item = try #require(byURI[hit])
+                let text = fold(([item.displayName, item.title] + item.text + item.keywords).joined(separator: " "))
+                #expect(text.contains(fold(part)), "\(name): '\(part)' found \(hit), which does not hold it")
+            }
+        }
+        if name.contains("RMAdminStore") { #expect(sample.count >= 10, "\(sample.count) identifier parts") }
+    }
+
     static func files(_ folder: URL) throws -> [String: Data] {
         var result: [String: Data] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {

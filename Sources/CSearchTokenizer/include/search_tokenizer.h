@@ -15,13 +15,14 @@ int searchlight_register_tokenizer(sqlite3 *db);
 /// own length. Returns minus the score (lower is better), like bm25. Returns an SQLite result code.
 int searchlight_register_rank(sqlite3 *db);
 
-/// Receives one token: its normalized UTF-8 bytes and the byte range it came from in the input.
-typedef int (*searchlight_token_callback)(void *context, const char *token, int token_length, int start, int end);
+/// Receives one token: its normalized UTF-8 bytes, the byte range it came from in the input, and
+/// whether it is a part of the previous token (an identifier's part, at the same position).
+typedef int (*searchlight_token_callback)(void *context, const char *token, int token_length, int start, int end, int colocated);
 
 /// Tokenizes UTF-8 text exactly as the FTS5 tokenizer does (word segmentation for every script,
 /// case folding, compatibility and width normalization, diacritic removal). Invalid UTF-8 is read as
-/// U+FFFD. Stops early when the callback returns non-zero and returns that value; 0 otherwise,
-/// or -1 when ICU fails.
-int searchlight_tokenize(const char *text, int length, void *context, searchlight_token_callback callback);
+/// U+FFFD. With `withParts`, each identifier word is followed by its parts, as documents are indexed.
+/// Stops early when the callback returns non-zero and returns that value; 0 otherwise, or -1 when ICU fails.
+int searchlight_tokenize(const char *text, int length, int withParts, void *context, searchlight_token_callback callback);
 
 #endif

@@ -63,9 +63,15 @@ extension SearchIndex {
             // those it did not write again (objects gone meanwhile) are swept.
             try db.execute(sql: "CREATE TABLE rebuild_marks (id INTEGER PRIMARY KEY, store_id INTEGER NOT NULL)")
         }
+        migrator.registerMigration("v3") { db in
+            // The tokenizer now indexes identifiers' parts (`DeviceMigrationState_FD0781A4` → its parts,
+            // colocated). FTS5 deletes re-tokenize the stored text, so the full-text index must hold exactly
+            // what this tokenizer produces before any write: rebuilt from the items, in this transaction.
+            try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 2
+    static let schemaVersion = 3
 }

@@ -16,6 +16,8 @@ public enum SearchTokenizer {
         public var text: String
         /// The byte range in the input's UTF-8.
         public var range: Range<Int>
+        /// Whether it is a part of the previous token (an identifier's part, at its position).
+        public var isPart = false
     }
 
     /// Registers the tokenizer on a connection (done for every connection an index opens).
@@ -34,19 +36,20 @@ public enum SearchTokenizer {
         }
     }
 
-    /// Tokenizes text as the index does.
-    public static func tokens(in text: String) -> [Token] {
+    /// Tokenizes text as queries are: words only. With `withParts`, as documents are indexed: each
+    /// identifier (`DeviceMigrationState_FD0781A4`, `example.com`, `camelCase`) followed by its parts.
+    public static func tokens(in text: String, withParts: Bool = false) -> [Token] {
         final class Collector { var tokens: [Token] = [] }
         let collector = Collector()
         var utf8 = Array(text.utf8)
         let count = utf8.count
         utf8.withUnsafeMutableBufferPointer { buffer in
             buffer.baseAddress?.withMemoryRebound(to: CChar.self, capacity: max(count, 1)) { pointer in
-                _ = searchlight_tokenize(pointer, Int32(count), Unmanaged.passUnretained(collector).toOpaque()) { context, token, length, start, end in
+                _ = searchlight_tokenize(pointer, Int32(count), withParts ? 1 : 0, Unmanaged.passUnretained(collector).toOpaque()) { context, token, length, start, end, colocated in
                     guard let context, let token else { return 0 }
                     let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
                     let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
-                    collector.tokens.append(Token(text: String(decoding: bytes, as: UTF8.self), range: Int(start)..<Int(end)))
+                    collector.tokens.append(Token(text: String(decoding: bytes, as: UTF8.self), range: Int(start)..<Int(end), isPart: colocated != 0))
                     return 0
                 }
             }

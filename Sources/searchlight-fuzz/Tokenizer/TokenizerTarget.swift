@@ -1,0 +1,57 @@
+import Foundation
+import GRDB
+@testable import SearchIndex
+
+/// Fuzzes the tokenizer as documents meet it: identifier parts (colocated tokens) must lie inside their
+/// word, and a document inserted into FTS5 then deleted (which re-tokenizes it) must leave an index that
+/// passes FTS5's integrity check. A tokenizer that emitted different tokens the second time would
+/// corrupt every index it touched.
+enum TokenizerTarget {
+    static let database: DatabaseQueue = {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try SearchTokenizer.register(on: db) }
+        do {
+            let queue = try DatabaseQueue(configuration: configuration)
+            try queue.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE content (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+                    CREATE VIRTUAL TABLE fts USING fts5(text, content='content', content_rowid='id', tokenize='\(SearchTokenizer.name)');
+                    INSERT INTO content VALUES (1, 'DeviceMigrationState_FD0781A4 Zürich 横浜市');
+                    INSERT INTO fts (rowid, text) VALUES (1, 'DeviceMigrationState_FD0781A4 Zürich 横浜市');
+                    """)
+            }
+            return queue
+        } catch {
+            fatalError("searchlight-fuzz: cannot create the FTS5 table: \(error)")
+        }
+    }()
+
+    static let target = FuzzTarget(name: "tokenizer", prepare: { _ = database }) { data in
+        let text = String(decoding: data, as: UTF8.self)
+        let tokens = SearchTokenizer.tokens(in: text, withParts: true)
+        var word: Range<Int>?
+        for token in tokens {
+            if token.isPart {
+                guard let word, word.contains(token.range.lowerBound), token.range.upperBound <= word.upperBound else {
+                    fatalError("part \(token) lies outside its word \(String(describing: word)) in \(text.debugDescription)")
+                }
+            } else {
+                word = token.range
+            }
+        }
+        guard tokens.filter({ !$0.isPart }).map(\.text) == SearchTokenizer.tokens(in: text).map(\.text) else {
+            fatalError("documents and queries see different words in \(text.debugDescription)")
+        }
+        do {
+            try database.write { db in
+                try db.execute(sql: "INSERT INTO content VALUES (2, ?)", arguments: [text])
+                try db.execute(sql: "INSERT INTO fts (rowid, text) VALUES (2, ?)", arguments: [text])
+                try db.execute(sql: "INSERT INTO fts (fts, rowid, text) VALUES ('delete', 2, ?)", arguments: [text])
+                try db.execute(sql: "DELETE FROM content WHERE id = 2")
+                try db.execute(sql: "INSERT INTO fts (fts, rank) VALUES ('integrity-check', 1)")
+            }
+        } catch {
+            fatalError("FTS5 insert/delete of \(text.debugDescription) broke the index: \(error)")
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import GRDB
+@testable import SearchIndex
+import SeededRandom
+import Testing
+
+/// Identifiers people type by their parts: `DeviceMigrationState_FD0781A4` is found by
+/// `DeviceMigrationState`, `migration` or `fd0781a4`, and still by the whole.
+@Suite("Identifier parts")
+struct IdentifierPartsTests {
+    func indexed(_ text: String) -> [String] {
+        SearchTokenizer.tokens(in: text, withParts: true).map { ($0.isPart ? "+" : "") + $0.text }
+    }
+
+    @Test("documents carry each identifier's parts after it, colocated; queries are words as typed", arguments: [
+        ("DeviceMigrationState_FD0781A4", ["devicemigrationstate_fd0781a4", "+devicemigrationstate", "+device", "+migration", "+state", "+fd0781a4"]),
+        ("example.com", ["example.com", "+example", "+com"]),
+        ("support@example.com", ["support@example.com", "+support", "+example", "+com"]),
+        ("O'Brien https://example.com/a_b", ["o'brien", "+o", "+brien", "https", "example.com", "+example", "+com", "a_b", "+a", "+b"]),
+        ("HTTPServerError", ["httpservererror", "+http", "+server", "+error"]),
+        ("iPhone", ["iphone", "+i", "+phone"]),
+        ("snake_case_name", ["snake_case_name", "+snake", "+case", "+name"]),
+        ("Zürich Straße", ["zurich", "strasse"]),
+        ("ÄrgerÜber", ["argeruber", "+arger", "+uber"]),
+        ("FD0781A4 A4 ABC", ["fd0781a4", "a4", "abc"]),
+        ("_x__y_", ["_x__y_", "+x", "+y"]),
+        ("横浜市", ["横浜", "市"]),
+    ])
+    func parts(text: String, expected: [String]) {
+        #expect(indexed(text) == expected)
+        #expect(SearchTokenizer.tokens(in: text).map(\.text) == expected.filter { !$0.hasPrefix("+") })
+    }
+
+    @Test("10,000 random identifiers: parts lie inside their word, each word's parts follow it, a word is never a part")
+    func randomIdentifiers() {
+        var generator = SeededGenerator(seed: 31)
+        let alphabet = Array("aZbYé_._-09 ÄxQ\u{0301}ß横".unicodeScalars)
+        for _ in 0..<10_000 {
+            let text = String(String.UnicodeScalarView((0..<Int.random(in: 0...20, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" }))
+            let tokens = SearchTokenizer.tokens(in: text, withParts: true)
+            #expect(tokens.first?.isPart != true, "\(text)")
+            var word: Range<Int>?
+            for token in tokens {
+                if token.isPart {
+                    #expect(word.map { $0.contains(token.range.lowerBound) && token.range.upperBound <= $0.upperBound } == true, "\(text)")
+                } else {
+                    word = token.range
+                }
+                #expect(!token.text.isEmpty)
+            }
+            #expect(tokens.filter { !$0.isPart }.map(\.text) == SearchTokenizer.tokens(in: text).map(\.text), "\(text)")
+        }
+    }
+
+    static func index() throws -> SearchIndex {
+        try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("parts.searchindex").path, mode: .readWrite(permissions: nil))
+    }
+
+    /// FTS5's own check of its index against the items it was built from (the content table too).
+    static func checkFullText(_ path: String) throws {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try SearchTokenizer.register(on: db) }
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in try db.execute(sql: "INSERT INTO items_fts (items_fts, rank) VALUES ('integrity-check', 1)") }
+        try queue.close()
+    }
+
+    static func uris(_ index: SearchIndex, _ query: String) throws -> [String] {
+        try index.search(SearchRequest(query: query)).hits.map(\.uri).sorted()
+    }
+
+    @Test("an indexed identifier is found by each part and by the whole; rewrites and deletes keep FTS5 consistent")
+    func search() throws {
+        let index = try Self.index()
+        try index.apply(IndexBatch(upserts: [
+            IndexFixtures.item(1, "DeviceMigrationState_FD0781A4"),
+            IndexFixtures.item(2, "Device state", text: ["migration notes"]),
+            IndexFixtures.item(3, "mail", text: ["support@example.com"]),
+        ], checkpoint: IndexFixtures.checkpoint(1)))
+        let one = ["x-coredata://STORE-A/Place/p1"]
+        #expect(try Self.uris(index, "DeviceMigrationState") == one)
+        #expect(try Self.uris(index, "devicemigrationstate_fd0781a4") == one)
+        #expect(try Self.uris(index, "fd0781a4") == one)
+        #expect(try Self.uris(index, "DeviceMigr*") == one)
+        #expect(try Self.uris(index, "migration") == ["x-coredata://STORE-A/Place/p1", "x-coredata://STORE-A/Place/p2"])
+        #expect(try Self.uris(index, "example") == ["x-coredata://STORE-A/Place/p3"])
+        #expect(try Self.uris(index, "state").count == 2) // a part and a word alike
+        // Rewritten and deleted, the parts go with the words: FTS5's own check agrees with the content.
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "OtherName_X1")], deletes: ["x-coredata://STORE-A/Place/p3"], checkpoint: IndexFixtures.checkpoint(2)))
+        #expect(try Self.uris(index, "DeviceMigrationState").isEmpty && (try Self.uris(index, "example")).isEmpty)
+        #expect(try Self.uris(index, "other") == one)
+        try Self.checkFullText(index.path)
+    }
+
+    @Test("an index written before parts existed is re-tokenized when an exporter opens it (schema 3)")
+    func migration() throws {
+        let path = try Self.index().path
+        do {
+            let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+            try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "DeviceMigrationState_FD0781A4")], checkpoint: IndexFixtures.checkpoint(1)))
+        }
+        // As schema 2 left it: the full-text index without this tokenizer's parts (here: without anything).
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try SearchTokenizer.register(on: db) }
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('delete-all')")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v3'")
+            try db.execute(sql: "PRAGMA user_version = 2")
+        }
+        try queue.close()
+        #expect(throws: SearchIndexError.self) { try SearchIndex(path: path, mode: .readOnly) } // a reader asks for the upgrade
+        let upgraded = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        #expect(try Self.uris(upgraded, "migration") == ["x-coredata://STORE-A/Place/p1"])
+        try Self.checkFullText(path)
+    }
+}
