@@ -23,7 +23,10 @@ struct QueryPropertyTests {
             let length = Int.random(in: 1...24, using: &generator)
             let text = String(String.UnicodeScalarView((0..<length).map { _ in Self.alphabet.randomElement(using: &generator) ?? "a" }))
             do {
-                _ = try index.search(SearchRequest(query: text))
+                // Half of them as typed, half as you type (the last word a prefix).
+                var request = SearchRequest(query: text)
+                request.lastWordIsPrefix = searched % 2 == 0
+                _ = try index.search(request)
                 searched += 1
             } catch .invalidQuery {
                 continue
@@ -56,5 +59,54 @@ struct QueryPropertyTests {
             #expect(throws: SearchIndexError.self, "\(dangling)") { try QueryParser.parse(dangling) }
         }
         #expect(try QueryParser.parse("tokyo or kyoto").required.count == 3)
+    }
+
+    @Test("as you type: the last word is a prefix, unless a space, a closing quote or an exclusion finishes it")
+    func prefixLast() throws {
+        func parse(_ text: String) throws -> ParsedQuery { try QueryParser.parse(text, lastWordIsPrefix: true) }
+        #expect(try parse("san fr").required.map { $0.map(\.isPrefix) } == [[false], [true]])
+        #expect(try parse("san fr ").required.map { $0.map(\.isPrefix) } == [[false], [false]])
+        #expect(try parse("\"san fr").required.first?.first.map { [$0.isPhrase, $0.isPrefix] } == [true, true])
+        #expect(try parse("\"san fr\"").required.first?.first?.isPrefix == false)
+        #expect(try parse("paris -lon").required.map { $0.map(\.isPrefix) } == [[false]])
+        // A final OR is the start of a word (Orlando), not a dangling operator.
+        #expect(try parse("tokyo OR").required.map { $0.map(\.tokens) } == [[["tokyo"]], [["or"]]])
+        #expect(try parse("tokyo OR").required.last?.first?.isPrefix == true)
+        #expect(try parse("tokyo OR ky").required.map { $0.map(\.isPrefix) } == [[false, true]])
+        #expect(throws: SearchIndexError.self) { try parse("tokyo OR ") }
+    }
+
+    @Test("as you type, against brute force: every prefix of every word typed so far finds exactly the items holding it")
+    func prefixLastBruteForce() throws {
+        let names = ["San Francisco", "San Fernando", "Santa Fe", "São Paulo", "Sankt Gallen", "Frankfurt am Main", "Franklin",
+                     "New York", "Newark", "Newcastle upon Tyne", "Zürich", "Zurich Lake", "Orlando", "Oran", "東京都", "横浜市"]
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("p.searchindex").path,
+                                    mode: .readWrite(permissions: nil))
+        try index.apply(IndexBatch(upserts: names.enumerated().map { IndexFixtures.item($0.offset + 1, $0.element) }, checkpoint: IndexFixtures.checkpoint(1)))
+        let words = names.map { Set(SearchTokenizer.tokens(in: $0).map(\.text)) }
+        var checked = 0
+        for name in names {
+            let scalars = Array(name.unicodeScalars)
+            for length in 1...scalars.count {
+                let typed = String(String.UnicodeScalarView(scalars[..<length]))
+                guard let parsed = try? QueryParser.parse(typed, lastWordIsPrefix: true) else { continue }
+                // Brute force: every finished word is a token of the item, the last one a token's prefix.
+                let terms = parsed.required.map { $0[0] }
+                let expected = Set(words.indices.filter { item in
+                    terms.allSatisfy { term in
+                        term.tokens.enumerated().allSatisfy { position, token in
+                            term.isPrefix && position == term.tokens.count - 1
+                                ? words[item].contains { $0.hasPrefix(token) } : words[item].contains(token)
+                        }
+                    }
+                }.map { "x-coredata://STORE-A/Place/p\($0 + 1)" })
+                var request = SearchRequest(query: typed, limit: 100)
+                request.lastWordIsPrefix = true
+                #expect(Set(try index.search(request).hits.map(\.uri)) == expected, "\(typed)")
+                #expect(expected.contains("x-coredata://STORE-A/Place/p\((names.firstIndex(of: name) ?? 0) + 1)") || typed.hasSuffix(" "), "\(typed)")
+                checked += 1
+            }
+        }
+        #expect(checked > 100)
     }
 }

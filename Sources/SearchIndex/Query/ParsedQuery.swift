@@ -72,7 +72,11 @@ public enum QueryParser {
     }
 
     /// Parses a query, or explains why it cannot be searched.
-    public static func parse(_ query: String) throws(SearchIndexError) -> ParsedQuery {
+    ///
+    /// With `lastWordIsPrefix` (search as you type), the last term is a prefix unless the query ends
+    /// with a space or a closing quote (the word is finished) or the term excludes: `san fr` finds San
+    /// Francisco, and a final `OR` is the start of a word.
+    public static func parse(_ query: String, lastWordIsPrefix: Bool = false) throws(SearchIndexError) -> ParsedQuery {
         // Counted in code points, not grapheme clusters: one "character" can carry 100,000 combining marks.
         let length = query.unicodeScalars.count
         guard length <= maximumLength else {
@@ -81,9 +85,22 @@ public enum QueryParser {
         // Control characters (NUL included) are never part of a word.
         let cleaned = String(String.UnicodeScalarView(query.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
         // Terms whose text holds no word (punctuation, a lone *) match nothing and are dropped.
-        let lexemes = lex(cleaned).filter { lexeme in
+        var lexemes = lex(cleaned).filter { lexeme in
             if case .term(let term, _) = lexeme { return !term.tokens.isEmpty }
             return true
+        }
+        // As you type, the last word is unfinished: a prefix, `OR` included (the start of `Orlando`), but
+        // not after a space or a closing quote, which finish it.
+        if lastWordIsPrefix, let end = cleaned.unicodeScalars.last, !end.properties.isWhitespace, !quotationMarks.contains(end) {
+            switch lexemes.last {
+            case .term(var term, excluded: false)?:
+                term.isPrefix = true
+                lexemes[lexemes.count - 1] = .term(term, excluded: false)
+            case .or?:
+                lexemes[lexemes.count - 1] = .term(term("OR", prefix: true, phrase: false), excluded: false)
+            default:
+                break
+            }
         }
         func isPositiveTerm(_ index: Int) -> Bool {
             guard lexemes.indices.contains(index), case .term(_, excluded: false) = lexemes[index] else { return false }

@@ -45,7 +45,7 @@ extension SearchIndex {
     }
 
     static func validate(_ request: SearchRequest) throws(SearchIndexError) -> ParsedQuery? {
-        let parsed = try request.query.map { text throws(SearchIndexError) in try QueryParser.parse(text) }
+        let parsed = try request.query.map { text throws(SearchIndexError) in try QueryParser.parse(text, lastWordIsPrefix: request.lastWordIsPrefix) }
         if parsed == nil && request.near == nil && request.boundingBox == nil {
             throw .invalidQuery(reason: "give words to search for, --near or --bbox")
         }

@@ -26,6 +26,9 @@ public struct SearchRequest: Sendable, Hashable {
     public var offset: Int
     /// Whether hits carry a snippet with the matches marked.
     public var snippets: Bool
+    /// Whether the query's last word is a prefix (search as you type): `san fr` finds San Francisco. A
+    /// query ending with a space or a closing quote, or whose last term excludes, is taken as typed.
+    public var lastWordIsPrefix = false
     /// Whether ``entities`` match only items of exactly those entities; by default their sub-entities match
     /// too, as a Core Data fetch does.
     public var exactEntities = false

@@ -74,4 +74,6 @@ extension SearchIndex {
 
     /// The newest schema version this build writes.
     static let schemaVersion = 3
+    /// The oldest schema a reader queries without an upgrade: every table and column it reads exists since.
+    static let oldestReadableSchemaVersion = 2
 }

@@ -39,6 +39,9 @@ struct SearchOptions: ParsableArguments {
     @Option(help: "Hits to skip.")
     var offset = 0
 
+    @Flag(help: "The last word is a prefix, for search as you type: 'san fr' finds San Francisco.")
+    var prefixLast = false
+
     @Flag(help: "Include text around the matches.")
     var snippets = false
 
@@ -71,6 +74,7 @@ struct SearchOptions: ParsableArguments {
         var request = SearchRequest(query: query, entities: entities, near: center, radius: try radius.map(Self.meters), boundingBox: box,
                                     sort: sort, limit: limit, offset: offset, snippets: snippets)
         request.exactEntities = exactEntity
+        request.lastWordIsPrefix = prefixLast
         return request
     }
 }
