@@ -21,10 +21,12 @@ let package = Package(
         .target(
             name: "CZlib",
             linkerSettings: [.linkedLibrary("z")]),
+        // What both storage modules need about SQLite files without sharing any SQL: immutable URIs.
+        .target(name: "SQLiteFiles"),
         .target(
             name: "CoreDataStore",
             dependencies: [
-                "CZlib",
+                "CZlib", "SQLiteFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // Bulk reads step prepared statements with the C API: GRDB's row cursor alone costs
                 // a third of the raw read rate (see searchbench store-read).
@@ -40,7 +42,7 @@ let package = Package(
         .target(
             name: "SearchIndex",
             dependencies: [
-                "CSearchTokenizer",
+                "CSearchTokenizer", "SQLiteFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // Batches bind values straight onto prepared statements (see searchbench index).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

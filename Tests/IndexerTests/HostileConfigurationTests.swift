@@ -35,8 +35,7 @@ struct HostileConfigurationTests {
 
     @Test("a FIFO or a directory as the configuration file is refused at once", .timeLimit(.minutes(1)))
     func fifo() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TestFolder.make("config")
         let fifo = folder.appendingPathComponent("config.json").path
         #expect(mkfifo(fifo, 0o600) == 0)
         #expect(throws: IndexConfiguration.LoadError.self) { try IndexConfiguration(contentsOf: fifo) }
@@ -53,10 +52,7 @@ struct HostileConfigurationTests {
 struct NonFiniteValueTests {
     @Test("infinite ranks and coordinates are left out and counted; the items are indexed; the next run works")
     func infinities() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nan-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent("Atlas.sqlite").path
-        let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
+        let (folder, path, writer) = try TestFolder.atlasStore("nan")
         var save = SaveRequest()
         for name in ["Infinity", "Plain"] {
             save.insert("Place", attributes: ["name": .string(name), "latitude": .double(10), "longitude": .double(20), "population": .integer(5)])

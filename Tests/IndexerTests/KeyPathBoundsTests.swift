@@ -9,10 +9,7 @@ import Testing
 struct KeyPathBoundsTests {
     @Test("a cyclic key path costs the objects it passes, aggregates stay exact, item text is capped")
     func cyclicPath() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fanout-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent("Atlas.sqlite").path
-        let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
+        let (folder, path, writer) = try TestFolder.atlasStore("fanout")
         var save = SaveRequest()
         let country = save.insert("Country", attributes: ["name": .string("Bigland")])
         for index in 0..<1_500 {
@@ -45,10 +42,7 @@ struct KeyPathBoundsTests {
 struct IndexReplacedTests {
     @Test("deleted, then replaced: follow stops with an error naming what happened", arguments: ["deleted", "replaced"])
     func indexGone(how: String) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gone-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent("Atlas.sqlite").path
-        let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
+        let (folder, path, writer) = try TestFolder.atlasStore("gone")
         var save = SaveRequest()
         save.insert("Place", attributes: ["name": .string("first")])
         _ = try writer.save(save)

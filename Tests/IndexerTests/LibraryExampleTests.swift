@@ -9,8 +9,7 @@ import Testing
 struct LibraryExampleTests {
     @Test("zero-config export, a search, and the hits resolved back to objects", .enabled(if: ExporterTests.fixtures, "../shared/fixtures is absent"))
     func example() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("library-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TestFolder.make("library")
         let path = directory.appendingPathComponent("App.sqlite").path
         try FileManager.default.copyItem(atPath: ExporterTests.shared.appendingPathComponent("SampleModel2_V1.sqlite").path, toPath: path)
 

@@ -100,8 +100,7 @@ struct RealStoreExportTests {
           arguments: stores.map(\.folder))
     func identifierParts(folder name: String) throws {
         let file = try #require(Self.stores.first { $0.folder == name }?.file)
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("real-parts-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let work = try TestFolder.make("real-parts")
         try FileManager.default.copyItem(at: Self.realStores.appendingPathComponent(name), to: work.appendingPathComponent("store"))
         let store = try PersistentStore(path: work.appendingPathComponent("store").appendingPathComponent(file).path)
         let index = try SearchIndex(path: work.appendingPathComponent("index.searchindex").path, mode: .readWrite(permissions: nil))
@@ -152,8 +151,7 @@ struct RealStoreExportTests {
 struct FirstHistoryLayoutFollowTests {
     @Test("an insert and a delete saved by a 10.13-era app are indexed from history, while following")
     func followsFirstLayout() throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("first-layout-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let work = try TestFolder.make("first-layout")
         let path = work.appendingPathComponent("knowledgeC.db").path
         try FileManager.default.copyItem(
             atPath: realStoresFolder.appendingPathComponent("log2timeline__plaso__macos_knowledgec-10.13/knowledgec-10.13.db").path, toPath: path)

@@ -84,10 +84,7 @@ struct RestoredStoreTests {
 struct SearchableRebuildTests {
     @Test("interrupted after one page: old items still answer; finished later: exactly the store's objects")
     func interruptedRebuild() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rebuild-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent("Atlas.sqlite").path
-        let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
+        let (folder, path, writer) = try TestFolder.atlasStore("rebuild")
         var save = SaveRequest()
         for index in 0..<1_000 { save.insert("Place", attributes: ["name": .string("town\(index)"), "population": .integer(Int64(index))]) }
         let ids = try writer.save(save).insertedObjectIDs

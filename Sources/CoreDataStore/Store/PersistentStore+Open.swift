@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteFiles
 import GRDB
 
 extension PersistentStore {
@@ -51,7 +52,7 @@ extension PersistentStore {
         // Wait out short write locks of the app instead of failing at once.
         configuration.busyMode = .timeout(5)
         do {
-            let database = try DatabaseQueue(path: immutable ? immutableURI(path) : path, configuration: configuration)
+            let database = try DatabaseQueue(path: immutable ? SQLiteFileURI.immutable(path) : path, configuration: configuration)
             let catalog = try database.read { db in try StoreCatalog.read(db, path: path) }
             return (database, catalog, access)
         } catch {
@@ -59,20 +60,6 @@ extension PersistentStore {
         }
     }
 
-    /// `file:` URI of a path with SQLite's `immutable` flag: no locks, no companions, no writes of any kind.
-    private static func immutableURI(_ path: String) -> String {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        var escaped = ""
-        for byte in absolute.utf8 {
-            switch byte {
-            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x20, 0x7F...:
-                escaped += String(format: "%%%02X", byte)
-            default:
-                escaped += String(UnicodeScalar(byte))
-            }
-        }
-        return "file:\(escaped)?mode=ro&immutable=1"
-    }
 
     private static func openPrivateCopy(of path: String) throws(CoreDataStoreError) -> (DatabaseQueue, StoreCatalog, Access) {
         let manager = FileManager.default

@@ -26,13 +26,6 @@ final class StoreConnection: @unchecked Sendable {
         stamp = FileStamp(path: path)
     }
 
-    /// How the pages are reached now.
-    var currentAccess: PersistentStore.Access {
-        lock.lock()
-        defer { lock.unlock() }
-        return access
-    }
-
     /// The connection to read with, reopened shared first if an app opened the store since.
     func database() throws(CoreDataStoreError) -> DatabaseQueue {
         lock.lock()
@@ -44,24 +37,20 @@ final class StoreConnection: @unchecked Sendable {
         return queue
     }
 
-    /// Runs `body` on the current connection; a read at rest that failed because an app opened the
-    /// store meanwhile is run once more on a shared connection.
+    /// Runs `body` on the current connection; a read that failed because an app opened the store
+    /// meanwhile is run once more on the connection opened for it (whichever thread reopened it).
     func read<T>(_ body: (Database) throws -> T) throws(CoreDataStoreError) -> T {
         let database = try self.database()
         do {
             return try database.read(body)
         } catch {
-            guard currentAccess == .atRest, companionsExist() || FileStamp(path: path) != stampNow else {
+            // Comparing connections, not modes: another thread may have reopened the store between the
+            // failed read and this check, and its connection is the one to retry on.
+            guard let current = try? self.database(), current !== database else {
                 throw PersistentStore.storeError(error, path: path)
             }
-            do { return try self.database().read(body) } catch { throw PersistentStore.storeError(error, path: path) }
+            do { return try current.read(body) } catch { throw PersistentStore.storeError(error, path: path) }
         }
-    }
-
-    private var stampNow: FileStamp? {
-        lock.lock()
-        defer { lock.unlock() }
-        return stamp
     }
 
     private func companionsExist() -> Bool {

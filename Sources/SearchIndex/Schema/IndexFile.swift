@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteFiles
 import GRDB
 #if canImport(Glibc)
 import Glibc
@@ -67,7 +68,7 @@ enum IndexFile {
         configuration.readonly = true
         let companions = FileManager.default.fileExists(atPath: path + "-wal")
         // With a -wal present the file is in use: read it the ordinary way to see what the -wal holds.
-        let location = companions ? path : immutableURI(path)
+        let location = companions ? path : SQLiteFileURI.immutable(path)
         let queue = try DatabaseQueue(path: location, configuration: configuration)
         let (version, tables) = try queue.read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0,
@@ -81,20 +82,6 @@ enum IndexFile {
         }
     }
 
-    /// `file:` URI with SQLite's `immutable` flag: no locks, no companions, no writes.
-    static func immutableURI(_ path: String) -> String {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        var escaped = ""
-        for byte in absolute.utf8 {
-            switch byte {
-            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x20, 0x7F...:
-                escaped += String(format: "%%%02X", byte)
-            default:
-                escaped += String(UnicodeScalar(byte))
-            }
-        }
-        return "file:\(escaped)?mode=ro&immutable=1"
-    }
 
     /// Narrows the permission bits of the index and its companions to `allowed` (a store tightened to
     /// 0600 tightens its index); never widens them.

@@ -7,22 +7,10 @@ import GRDB
 /// Each parsed query's MATCH expression runs against an in-memory FTS5 table with the index's own tokenizer
 /// and columns; an FTS5 error there is a crash.
 enum QueryTarget {
-    static let database: DatabaseQueue = {
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in try SearchTokenizer.register(on: db) }
-        do {
-            let queue = try DatabaseQueue(configuration: configuration)
-            try queue.write { db in
-                try db.execute(sql: """
-                    CREATE VIRTUAL TABLE items_fts USING fts5(display_name, title, text, keywords, tokenize='\(SearchTokenizer.name)');
-                    INSERT INTO items_fts VALUES ('Zürich', 'Tokyo 東京都', 'New York, 横浜市の港, กรุงเทพมหานคร', 'Straße');
-                    """)
-            }
-            return queue
-        } catch {
-            fatalError("searchlight-fuzz: cannot create the FTS5 table: \(error)")
-        }
-    }()
+    static let database = FuzzDatabase.withTokenizer("""
+        CREATE VIRTUAL TABLE items_fts USING fts5(display_name, title, text, keywords, tokenize='\(SearchTokenizer.name)');
+        INSERT INTO items_fts VALUES ('Zürich', 'Tokyo 東京都', 'New York, 横浜市の港, กรุงเทพมหานคร', 'Straße');
+        """)
 
     static let target = FuzzTarget(name: "query", prepare: { _ = database }) { data in
         let query = String(decoding: data, as: UTF8.self)

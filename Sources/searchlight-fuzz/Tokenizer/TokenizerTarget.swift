@@ -7,24 +7,12 @@ import GRDB
 /// passes FTS5's integrity check. A tokenizer that emitted different tokens the second time would
 /// corrupt every index it touched.
 enum TokenizerTarget {
-    static let database: DatabaseQueue = {
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in try SearchTokenizer.register(on: db) }
-        do {
-            let queue = try DatabaseQueue(configuration: configuration)
-            try queue.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE content (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
-                    CREATE VIRTUAL TABLE fts USING fts5(text, content='content', content_rowid='id', tokenize='\(SearchTokenizer.name)');
-                    INSERT INTO content VALUES (1, 'DeviceMigrationState_FD0781A4 Zürich 横浜市');
-                    INSERT INTO fts (rowid, text) VALUES (1, 'DeviceMigrationState_FD0781A4 Zürich 横浜市');
-                    """)
-            }
-            return queue
-        } catch {
-            fatalError("searchlight-fuzz: cannot create the FTS5 table: \(error)")
-        }
-    }()
+    static let database = FuzzDatabase.withTokenizer("""
+        CREATE TABLE content (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+        CREATE VIRTUAL TABLE fts USING fts5(text, content='content', content_rowid='id', tokenize='\(SearchTokenizer.name)');
+        INSERT INTO content VALUES (1, 'DeviceMigrationState_FD0781A4 Zürich 横浜市');
+        INSERT INTO fts (rowid, text) VALUES (1, 'DeviceMigrationState_FD0781A4 Zürich 横浜市');
+        """)
 
     static let target = FuzzTarget(name: "tokenizer", prepare: { _ = database }) { data in
         let text = String(decoding: data, as: UTF8.self)
