@@ -4,6 +4,7 @@
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <string.h>
 
 // BM25F: like FTS5's bm25, but each column's term frequency is normalized by that column's own length
 // against its own average, so a long column (a place's hundred alternate names) does not bury a match
@@ -13,7 +14,23 @@ typedef struct RankData {
     int phraseCount, columnCount;
     double *idf;      // per phrase
     double *average;  // per column: average length in tokens
+    // Scratch space reused row after row (one query, one thread): value starts, covered positions and
+    // per-phrase frequencies of the column being scored.
+    int *starts;
+    int startsCapacity;
+    unsigned char *covered;
+    int coveredCapacity;
+    double *frequencies;
 } RankData;
+
+static void rank_data_free(void *pointer) {
+    RankData *data = pointer;
+    if (!data) return;
+    free(data->starts);
+    free(data->covered);
+    free(data->frequencies);
+    free(data);
+}
 
 static int count_row(const Fts5ExtensionApi *api, Fts5Context *context, void *user) {
     (void)api; (void)context;
@@ -34,57 +51,164 @@ static RankData *rank_data(const Fts5ExtensionApi *api, Fts5Context *context, in
     data->columnCount = columns;
     data->idf = (double *)(data + 1);
     data->average = data->idf + phrases;
+    data->frequencies = calloc((size_t)phrases + 1, sizeof(double));
+    if (!data->frequencies) { free(data); *rc = SQLITE_NOMEM; return NULL; }
     for (int column = 0; column < columns; column++) {
         sqlite3_int64 total = 0;
-        if ((*rc = api->xColumnTotalSize(context, column, &total)) != SQLITE_OK) { free(data); return NULL; }
+        if ((*rc = api->xColumnTotalSize(context, column, &total)) != SQLITE_OK) { rank_data_free(data); return NULL; }
         data->average[column] = rows > 0 && total > 0 ? (double)total / (double)rows : 1.0;
     }
     for (int phrase = 0; phrase < phrases; phrase++) {
         sqlite3_int64 hits = 0;
-        if ((*rc = api->xQueryPhrase(context, phrase, &hits, count_row)) != SQLITE_OK) { free(data); return NULL; }
+        if ((*rc = api->xQueryPhrase(context, phrase, &hits, count_row)) != SQLITE_OK) { rank_data_free(data); return NULL; }
         double idf = log(((double)rows - (double)hits + 0.5) / ((double)hits + 0.5));
         data->idf[phrase] = idf > 1e-6 ? idf : 1e-6; // as bm25: very common terms still count a little
     }
-    if ((*rc = api->xSetAuxdata(context, data, free)) != SQLITE_OK) return NULL;
+    if ((*rc = api->xSetAuxdata(context, data, rank_data_free)) != SQLITE_OK) return NULL;
     return data;
 }
 
+// The columns: display_name, title, text, keywords. Arguments: the four weights, the item's static rank,
+// its value lengths.
+enum { TEXT_COLUMNS = 4, RANK_ARGUMENT = 4, LENGTHS_ARGUMENT = 5 };
+
+// Grows a scratch buffer to hold `count` elements; 0 when memory runs out.
+static int reserve(void **buffer, int *capacity, int count, size_t element) {
+    if (count <= *capacity) return 1;
+    int grown = count * 2 + 16;
+    void *bigger = realloc(*buffer, (size_t)grown * element);
+    if (!bigger) return 0;
+    *buffer = bigger;
+    *capacity = grown;
+    return 1;
+}
+
+// Weights of a whole-value match per column: the order of the relevance weights (name > title > text >
+// keywords), close together, so that among places whose whole name or alternate name is what was typed
+// the more important one (static rank) wins.
+static const double exactWeights[TEXT_COLUMNS] = { 1.0, 0.9, 0.8, 0.7 };
+
+// Every token position of a column as a value number: the text and keywords columns hold several values
+// (alternate names, tags), whose token counts the index keeps in value_lengths ("3 1 2|1 1"). A column
+// whose counts are missing or disagree with FTS5's size is one value.
+static int value_starts(const char *lengths, int column, int size, RankData *data) {
+    int *starts = data->starts;
+    if (column < 2 || !lengths) { starts[0] = 0; return 1; }
+    const char *cursor = lengths;
+    if (column == 3) { cursor = strchr(lengths, '|'); if (!cursor) { starts[0] = 0; return 1; } cursor++; }
+    int count = 0, position = 0;
+    while (*cursor && *cursor != '|') {
+        char *end = NULL;
+        long length = strtol(cursor, &end, 10);
+        if (end == cursor || length < 0 || length > size) { data->starts[0] = 0; return 1; }
+        if (!reserve((void **)&data->starts, &data->startsCapacity, count + 1, sizeof(int))) { data->starts[0] = 0; return 1; }
+        starts = data->starts;
+        starts[count++] = position;
+        position += (int)length;
+        cursor = end;
+        while (*cursor == ' ') cursor++;
+    }
+    if (count == 0 || position != size) { starts[0] = 0; return 1; }
+    return count;
+}
+
+static int value_of(const int *starts, int count, int position) {
+    int low = 0, high = count - 1;
+    while (low < high) {  // the last start <= position
+        int middle = (low + high + 1) / 2;
+        if (starts[middle] <= position) low = middle; else high = middle - 1;
+    }
+    return low;
+}
+
+// searchlight_rank(items_fts, w0, w1, w2, w3, rank): relevance, minus (lower is better, like bm25).
+//
+// A row whose one value (its name, one alternate name, one tag) is entirely what was typed — every token
+// of the value matched, and every query phrase the row matched found inside it — is a whole-value match:
+// it scores above every partial match, by its column's exact weight times 1 + log10(1 + rank), so the most
+// important of the places called "Roma" comes first. Other rows score BM25F per value: each value's term
+// frequencies normalized by that value's own length, the best value counting, so a long list of alternate
+// names neither dilutes nor piles up a match; times a mild 1 + 0.05·log10(1 + rank).
 static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
                              int argumentCount, sqlite3_value **arguments) {
-    const double k1 = 1.2, b = 0.75;
+    const double k1 = 1.2, b = 0.75, averageValueLength = 2.0;
     int rc = SQLITE_OK;
     RankData *data = rank_data(api, context, &rc);
     if (!data) { sqlite3_result_error_code(result, rc); return; }
-    double norms[16];
-    int columns = data->columnCount < 16 ? data->columnCount : 16;
-    for (int column = 0; column < columns; column++) {
-        int size = 0;
-        if ((rc = api->xColumnSize(context, column, &size)) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
-        double weight = column < argumentCount ? sqlite3_value_double(arguments[column]) : 1.0;
-        double norm = 1.0 - b + b * (double)size / data->average[column];
-        // Shorter than average gains at most 2×: a brief mention in a short text must not outrank a
-        // name match, while long fields are still normalized fully.
-        norms[column] = weight / (norm > 0.5 ? norm : 0.5);
-    }
-    double stackFrequencies[64];
-    double *frequencies = data->phraseCount <= 64 ? stackFrequencies : calloc((size_t)data->phraseCount, sizeof(double));
-    if (!frequencies) { sqlite3_result_error_nomem(result); return; }
-    for (int phrase = 0; phrase < data->phraseCount; phrase++) frequencies[phrase] = 0;
+    double rank = argumentCount > RANK_ARGUMENT ? sqlite3_value_double(arguments[RANK_ARGUMENT]) : 0;
+    double importance = log10(1 + (rank > 0 && isfinite(rank) ? rank : 0));
+    int columns = data->columnCount < TEXT_COLUMNS ? data->columnCount : TEXT_COLUMNS;
+    int phrases = data->phraseCount < 64 ? data->phraseCount : 64;  // masks; more phrases score as partial
     int instances = 0;
-    if ((rc = api->xInstCount(context, &instances)) == SQLITE_OK) {
+    if ((rc = api->xInstCount(context, &instances)) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
+    const char *lengths = argumentCount > LENGTHS_ARGUMENT ? (const char *)sqlite3_value_text(arguments[LENGTHS_ARGUMENT]) : NULL;
+    // One column at a time: values, then per value the phrases found, the positions covered and the
+    // term frequencies.
+    double bestExact = -1, bestPartial = 0;
+    unsigned long long rowMask = 0;
+    for (int i = 0; i < instances; i++) {
+        int phrase = 0, column = 0, offset = 0;
+        if (api->xInst(context, i, &phrase, &column, &offset) == SQLITE_OK && phrase >= 0 && phrase < phrases) rowMask |= 1ULL << phrase;
+    }
+    if (!reserve((void **)&data->starts, &data->startsCapacity, 1, sizeof(int))) { sqlite3_result_error_nomem(result); return; }
+    for (int column = 0; column < columns && rc == SQLITE_OK; column++) {
+        int size = 0;
+        if ((rc = api->xColumnSize(context, column, &size)) != SQLITE_OK || size <= 0) continue;
+        int hits = 0;
         for (int i = 0; i < instances; i++) {
-            int phrase = 0, column = 0, offset = 0;
-            if ((rc = api->xInst(context, i, &phrase, &column, &offset)) != SQLITE_OK) break;
-            if (phrase >= 0 && phrase < data->phraseCount && column >= 0 && column < columns) frequencies[phrase] += norms[column];
+            int phrase = 0, instanceColumn = 0, offset = 0;
+            if (api->xInst(context, i, &phrase, &instanceColumn, &offset) == SQLITE_OK && instanceColumn == column) hits++;
+        }
+        if (hits == 0) continue;
+        int count = value_starts(lengths, column, size, data);
+        const int *starts = data->starts;
+        double weight = column < argumentCount ? sqlite3_value_double(arguments[column]) : 1.0;
+        // Per value of this column: the phrase mask, covered positions (a position bitmap over the
+        // column), and each phrase's frequency. Values are visited in order of their instances.
+        if (!reserve((void **)&data->covered, &data->coveredCapacity, size, 1)) { sqlite3_result_error_nomem(result); return; }
+        unsigned char *covered = data->covered;
+        memset(covered, 0, (size_t)size);
+        double *frequencies = data->frequencies;
+        // FTS5 returns instances ordered by column, then offset: each value's instances are consecutive,
+        // and a value is scored when the next value (or the column's end) comes.
+        int current = -1;
+        unsigned long long mask = 0;
+        for (int i = 0; i <= instances; i++) {
+            int phrase = -1, instanceColumn = -1, offset = 0, value = -1;
+            if (i < instances) {
+                if (api->xInst(context, i, &phrase, &instanceColumn, &offset) != SQLITE_OK || instanceColumn != column
+                    || offset < 0 || offset >= size || phrase < 0 || phrase >= data->phraseCount) continue;
+                value = value_of(starts, count, offset);
+            }
+            if (i == instances || value != current) {
+                if (current >= 0) {
+                    int first = starts[current], last = current + 1 < count ? starts[current + 1] : size;
+                    int length = last - first, coveredCount = 0;
+                    for (int position = first; position < last; position++) coveredCount += covered[position];
+                    if (mask == rowMask && coveredCount == length && length > 0 && phrases == data->phraseCount && exactWeights[column] > bestExact) {
+                        bestExact = exactWeights[column];
+                    }
+                    double norm = 1.0 - b + b * (double)length / (column < 2 ? data->average[column] : averageValueLength);
+                    double score = 0;
+                    for (int p = 0; p < data->phraseCount; p++) {
+                        double tf = frequencies[p] * weight / (norm > 0.5 ? norm : 0.5);
+                        score += data->idf[p] * tf * (k1 + 1.0) / (tf + k1);
+                        frequencies[p] = 0;
+                    }
+                    if (score > bestPartial) bestPartial = score;
+                }
+                if (i == instances) break;
+                current = value;
+                mask = 0;
+            }
+            if (phrase < 64) mask |= 1ULL << phrase;
+            frequencies[phrase] += 1;
+            int phraseSize = api->xPhraseSize(context, phrase);
+            for (int position = offset; position < offset + (phraseSize > 0 ? phraseSize : 1) && position < size; position++) covered[position] = 1;
         }
     }
-    double score = 0;
-    for (int phrase = 0; phrase < data->phraseCount; phrase++) {
-        double tf = frequencies[phrase];
-        score += data->idf[phrase] * tf * (k1 + 1.0) / (tf + k1);
-    }
-    if (frequencies != stackFrequencies) free(frequencies);
     if (rc != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
+    double score = bestExact >= 0 ? 1000.0 + bestExact * (1.0 + importance) : bestPartial * (1.0 + 0.05 * importance);
     sqlite3_result_double(result, -score);
 }
 

@@ -315,6 +315,20 @@ static int direct_emit(void *context, const char *token, int token_length, int s
     return call->callback(call->context, token, token_length, start, end, colocated);
 }
 
+static int count_emit(void *context, const char *token, int token_length, int start, int end, int colocated) {
+    (void)token; (void)token_length; (void)start; (void)end;
+    if (!colocated) (*(int *)context)++;
+    return 0;
+}
+
+int searchlight_token_count(const char *text, int length) {
+    if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
+    if (!thread_tokenizer) return -1;
+    int count = 0;
+    int rc = tokenize_with(thread_tokenizer, text, length, 0, &count, count_emit);
+    return rc < 0 ? -1 : count;
+}
+
 int searchlight_tokenize(const char *text, int length, int withParts, void *context, searchlight_token_callback callback) {
     if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
     if (!thread_tokenizer) return -1;

@@ -137,9 +137,6 @@ public final class SearchIndex: Sendable {
             throw SearchIndexError.notAnIndex(path: path, detail: "it has no items table")
         }
         if version < schemaVersion {
-            // Readers need no upgrade when the tables they read are unchanged (schema 3 only re-tokenized
-            // documents): a search works on the index until its exporter next opens it.
-            if !canMigrate, version >= oldestReadableSchemaVersion { return }
             guard canMigrate, let writer = reader as? any DatabaseWriter else {
                 if empty { throw SearchIndexError.notAnIndex(path: path, detail: "it is empty") }
                 throw SearchIndexError.needsUpgrade(path: path)

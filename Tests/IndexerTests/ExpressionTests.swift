@@ -35,6 +35,17 @@ struct ExpressionTests {
         ])
     }
 
+    @Test("componentsSeparatedByString: makes one list attribute several values; joined again it is the same text")
+    func separatedValues() throws {
+        let split = try #require(FunctionRegistry.standard.function("componentsSeparatedByString:"))
+        let join = try #require(FunctionRegistry.standard.function("componentsJoinedByString:"))
+        let values = split(.string("Roma, Rom, , Rzym"), [.string(", ")])
+        #expect(values.texts == ["Roma", "Rom", "Rzym"])
+        #expect(join(values, [.string(", ")]) == .string("Roma, Rom, Rzym"))
+        #expect(split(.list([.string("a|b"), .string("c")]), [.string("|")]).texts == ["a", "b", "c"])
+        #expect(split(.string("whole"), []).texts == ["whole"] && split(.null, [.string(",")]).texts.isEmpty)
+    }
+
     @Test("zero configuration follows DESIGN §4")
     func defaults() throws {
         let resolved = try ResolvedConfiguration(nil, model: try Self.model())

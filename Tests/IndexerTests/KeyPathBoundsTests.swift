@@ -57,7 +57,7 @@ struct IndexReplacedTests {
                 if !acted {
                     acted = true
                     try? FileManager.default.removeItem(atPath: indexPath)
-                    if how == "replaced" { FileManager.default.createFile(atPath: indexPath, contents: Data()) }
+                    if how == "replaced" { _ = FileManager.default.createFile(atPath: indexPath, contents: Data()) }
                     var next = SaveRequest()
                     next.insert("Place", attributes: ["name": .string("second")])
                     _ = try? writer.save(next)

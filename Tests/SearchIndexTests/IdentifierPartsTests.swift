@@ -92,27 +92,36 @@ struct IdentifierPartsTests {
         try Self.checkFullText(index.path)
     }
 
-    @Test("an index written before parts existed is re-tokenized when an exporter opens it (schema 3)")
+    @Test("a schema-2 index is upgraded by the exporter: value lengths computed, parts indexed (schema 3)")
     func migration() throws {
-        let path = try Self.index().path
-        do {
-            let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
-            try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "DeviceMigrationState_FD0781A4")], checkpoint: IndexFixtures.checkpoint(1)))
-        }
-        // As schema 2 left it: the full-text index without this tokenizer's parts (here: without anything).
+        let path = IndexFixtures.temporaryDirectory().appendingPathComponent("v2.searchindex").path
+        // A schema-2 index as that version wrote it: its tables, two items, four full-text columns.
         var configuration = Configuration()
         configuration.prepareDatabase { db in try SearchTokenizer.register(on: db) }
         let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try SearchIndex.migrator.migrate(queue, upTo: "v2")
         try queue.write { db in
-            try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('delete-all')")
-            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v3'")
-            try db.execute(sql: "PRAGMA user_version = 2")
+            try db.execute(sql: """
+                INSERT INTO stores (id, uuid, path, token, updated_at) VALUES (1, 'STORE-A', '/tmp/a.sqlite', 1, 0);
+                INSERT INTO items (id, uri, store_id, entity, display_name, boost, rank) VALUES
+                    (1, 'x-coredata://STORE-A/Place/p1', 1, 'Place', 'DeviceMigrationState_FD0781A4', 1, 0),
+                    (2, 'x-coredata://STORE-A/Place/p2', 1, 'Place', 'Roma', 1, 10);
+                INSERT INTO item_texts (id, title, text, keywords) VALUES (1, '', '', ''), (2, '', 'Rome\u{1F}Città eterna', 'IT');
+                INSERT INTO items_fts (items_fts) VALUES ('rebuild');
+                PRAGMA user_version = 2;
+                """)
         }
         try queue.close()
-        // A reader needs no upgrade: it searches the schema-2 index as it is (here: its emptied full-text index).
-        #expect(try Self.uris(try SearchIndex(path: path, mode: .readOnly), "migration").isEmpty)
+        // A reader asks for the upgrade (the ranking reads what schema 3 adds); the exporter does it.
+        #expect(throws: SearchIndexError.needsUpgrade(path: path)) { try SearchIndex(path: path, mode: .readOnly) }
         let upgraded = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
         #expect(try Self.uris(upgraded, "migration") == ["x-coredata://STORE-A/Place/p1"])
+        #expect(try Self.uris(upgraded, "eterna") == ["x-coredata://STORE-A/Place/p2"])
+        let lengths = try DatabaseQueue(path: path, configuration: configuration).read { db in
+            try String.fetchAll(db, sql: "SELECT value_lengths FROM items ORDER BY id")
+        }
+        #expect(lengths == ["|", "1 2|1"])
+        try upgraded.apply(IndexBatch(deletes: ["x-coredata://STORE-A/Place/p2"], checkpoint: IndexFixtures.checkpoint(2)))
         try Self.checkFullText(path)
     }
 }

@@ -25,4 +25,8 @@ typedef int (*searchlight_token_callback)(void *context, const char *token, int 
 /// Stops early when the callback returns non-zero and returns that value; 0 otherwise, or -1 when ICU fails.
 int searchlight_tokenize(const char *text, int length, int withParts, void *context, searchlight_token_callback callback);
 
+/// The number of token positions FTS5 gives the text (words; identifier parts share their word's
+/// position), without building the tokens. -1 when ICU fails.
+int searchlight_token_count(const char *text, int length);
+
 #endif

@@ -67,13 +67,19 @@ public struct FunctionRegistry: Sendable {
 
     private var functions: [String: Function]
 
-    /// The built-ins: `stringByAppendingString:` (concatenation) and `componentsJoinedByString:`.
+    /// The built-ins: `stringByAppendingString:` (concatenation), `componentsJoinedByString:`, and
+    /// `componentsSeparatedByString:`, which makes one string attribute holding a list (`"Roma, Rom,
+    /// Rzym"`) several values, each scored on its own.
     public static let standard = FunctionRegistry(functions: [
         "stringByAppendingString:": { receiver, arguments in
             .string((receiver.texts + arguments.flatMap(\.texts)).joined())
         },
         "componentsJoinedByString:": { receiver, arguments in
             .string(receiver.texts.joined(separator: arguments.first?.texts.first ?? ", "))
+        },
+        "componentsSeparatedByString:": { receiver, arguments in
+            guard let separator = arguments.first?.texts.first, !separator.isEmpty else { return .list(receiver.texts.map(ExpressionValue.string)) }
+            return .list(receiver.texts.flatMap { $0.components(separatedBy: separator) }.filter { !$0.isEmpty }.map(ExpressionValue.string))
         },
     ])
 

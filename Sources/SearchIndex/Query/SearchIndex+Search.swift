@@ -2,11 +2,12 @@ import Foundation
 import GRDB
 
 extension SearchIndex {
-    /// Column weights: display name and title above text above keywords. `searchlight_rank` is BM25F
-    /// (each column normalized by its own length), so a long list of alternate names does not bury a
-    /// name match the way FTS5's bm25, normalized by the whole row, does.
+    /// Column weights: display name and title above text above keywords. `searchlight_rank` puts a
+    /// whole-value match (a name or one alternate name that is all of what was typed) above every partial
+    /// match, ordered by the item's static rank; partial matches score BM25F per value, so a long list
+    /// of alternate names neither buries nor piles up a match (see README, Relevance).
     static let weights = "10.0, 6.0, 2.0, 1.0"
-    static let rankFunction = "searchlight_rank(items_fts, \(weights))"
+    static let rankFunction = "searchlight_rank(items_fts, \(weights), i.rank, i.value_lengths)"
 
     /// Runs a search in one read transaction.
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
@@ -196,7 +197,7 @@ struct Search {
     mutating func textMatches(expression: String, pagedInSQL: Bool) throws -> [Candidate] {
         let filter = entityFilter
         var sql = """
-            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(SearchIndex.rankFunction) * i.boost AS score
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(SearchIndex.rankFunction) AS score
             FROM items_fts JOIN items i ON i.id = items_fts.rowid
             WHERE items_fts MATCH ?\(filter.sql)
             """
@@ -226,7 +227,7 @@ struct Search {
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
             let sql = """
-                SELECT items_fts.rowid, \(SearchIndex.rankFunction) * i.boost
+                SELECT items_fts.rowid, \(SearchIndex.rankFunction)
                 FROM items_fts JOIN items i ON i.id = items_fts.rowid
                 WHERE items_fts MATCH ? AND items_fts.rowid IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
                 """

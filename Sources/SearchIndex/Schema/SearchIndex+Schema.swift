@@ -64,9 +64,24 @@ extension SearchIndex {
             try db.execute(sql: "CREATE TABLE rebuild_marks (id INTEGER PRIMARY KEY, store_id INTEGER NOT NULL)")
         }
         migrator.registerMigration("v3") { db in
-            // The tokenizer now indexes identifiers' parts (`DeviceMigrationState_FD0781A4` → its parts,
-            // colocated). FTS5 deletes re-tokenize the stored text, so the full-text index must hold exactly
-            // what this tokenizer produces before any write: rebuilt from the items, in this transaction.
+            // Relevance scores each value of a multi-valued field (one alternate name, one tag) on its own:
+            // every item keeps its values' token counts ("3 1 2|1 1" for text|keywords) beside its rank,
+            // in the row the ranking query joins anyway. The tokenizer also indexes identifiers'
+            // parts now; FTS5 deletes re-tokenize the stored text, so the full-text index is rebuilt from
+            // the items in this transaction, before any write.
+            try db.execute(sql: "ALTER TABLE items ADD COLUMN value_lengths TEXT NOT NULL DEFAULT ''")
+            // In pages by id: the rows being read are never the ones being written.
+            let update = try db.makeStatement(sql: "UPDATE items SET value_lengths = ? WHERE id = ?")
+            var after: Int64 = 0
+            while case let rows = try Row.fetchAll(db, sql: "SELECT id, text, keywords FROM item_texts WHERE id > ? ORDER BY id LIMIT 5000", arguments: [after]),
+                  let last = rows.last {
+                for row in rows {
+                    let lengths = SearchIndex.valueLengths(text: (row[1] as String).components(separatedBy: fieldSeparator),
+                                                           keywords: (row[2] as String).components(separatedBy: fieldSeparator))
+                    try update.execute(arguments: [lengths, row[0] as Int64])
+                }
+                after = last[0]
+            }
             try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
         }
         return migrator
@@ -74,6 +89,4 @@ extension SearchIndex {
 
     /// The newest schema version this build writes.
     static let schemaVersion = 3
-    /// The oldest schema a reader queries without an upgrade: every table and column it reads exists since.
-    static let oldestReadableSchemaVersion = 2
 }

@@ -36,6 +36,16 @@ public enum SearchTokenizer {
         }
     }
 
+    /// The number of positions FTS5 gives the text: its words (identifier parts share their word's position).
+    static func positionCount(in text: String) -> Int {
+        var text = text
+        return text.withUTF8 { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { characters in
+                Int(max(0, searchlight_token_count(characters.baseAddress, Int32(characters.count))))
+            }
+        }
+    }
+
     /// Tokenizes text as queries are: words only. With `withParts`, as documents are indexed: each
     /// identifier (`DeviceMigrationState_FD0781A4`, `example.com`, `camelCase`) followed by its parts.
     public static func tokens(in text: String, withParts: Bool = false) -> [Token] {

@@ -36,11 +36,12 @@ extension SearchIndex {
 
         init(_ db: Database) throws {
             insert = try db.cachedStatement(sql: """
-                INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, boost)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
+                INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, boost, value_lengths)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
                 """)
             update = try db.cachedStatement(sql: """
-                UPDATE items SET store_id = ?, entity = ?, display_name = ?, latitude = ?, longitude = ?, date = ?, rank = ?, boost = ?
+                UPDATE items SET store_id = ?, entity = ?, display_name = ?, latitude = ?, longitude = ?, date = ?, rank = ?, boost = ?,
+                    value_lengths = ?
                 WHERE id = ?
                 """)
             insertTexts = try db.cachedStatement(sql: "INSERT INTO item_texts (id, title, text, keywords) VALUES (?, ?, ?, ?)")
@@ -198,6 +199,15 @@ extension SearchIndex {
         }.joined(separator: fieldSeparator)
     }
 
+    /// Each value's token count, `text|keywords` ("3 1 2|1 1"): what lets `searchlight_rank` score one
+    /// alternate name or tag on its own. An empty list is an empty side.
+    static func valueLengths(text: [String], keywords: [String]) -> String {
+        func counts(_ values: [String]) -> String {
+            values.count == 1 && values[0].isEmpty ? "" : values.map { String(SearchTokenizer.positionCount(in: $0)) }.joined(separator: " ")
+        }
+        return counts(text) + "|" + counts(keywords)
+    }
+
     /// Multiplies relevance: 1 for rank 0, about 1.35 for a rank of ten million (a big city's
     /// population). Enough to order near-ties, never to bury a much better text match.
     static func boost(forRank rank: Double) -> Double {
@@ -245,7 +255,7 @@ extension SearchIndex {
             try Self.removeText(old, db: db)
             let update = statements.update
             try values.bind(to: update, startingAt: 1, uriFirst: false)
-            sqlite3_bind_int64(update.sqliteStatement, 9, id)
+            sqlite3_bind_int64(update.sqliteStatement, 10, id)
             try step(update, db: db)
             texts = statements.updateTexts
             sqlite3_reset(texts.sqliteStatement)
@@ -306,6 +316,8 @@ extension SearchIndex {
             let rank = item.rank.isFinite ? item.rank : 0
             sqlite3_bind_double(handle, next(), rank)
             sqlite3_bind_double(handle, next(), SearchIndex.boost(forRank: rank))
+            // Counted here, for an item that is written: an unchanged one returns before binding.
+            bindText(handle, next(), SearchIndex.valueLengths(text: item.text, keywords: item.keywords))
         }
     }
 
