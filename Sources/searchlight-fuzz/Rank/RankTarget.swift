@@ -1,0 +1,40 @@
+import Foundation
+import GRDB
+@testable import SearchIndex
+
+/// Fuzzes `searchlight_rank` with what a damaged or hostile index could hand it: value lengths that do
+/// not add up, negative, huge or malformed, against documents of any shape. The input's first line is
+/// the value lengths, the second the query, the rest the text values (separated by U+001F). Every call
+/// must return a finite score or an SQLite error, never read outside its buffers.
+enum RankTarget {
+    static let database = FuzzDatabase.withTokenizer("""
+        CREATE TABLE content (id INTEGER PRIMARY KEY, display_name TEXT, title TEXT, text TEXT, keywords TEXT);
+        CREATE VIRTUAL TABLE fts USING fts5(display_name, title, text, keywords, content='content', content_rowid='id',
+                                            tokenize='\(SearchTokenizer.name)');
+        INSERT INTO content VALUES (1, 'Roma', '', 'Rome\u{1F}Rzym', 'IT');
+        INSERT INTO fts (rowid, display_name, title, text, keywords) VALUES (1, 'Roma', '', 'Rome\u{1F}Rzym', 'IT');
+        """)
+
+    static let target = FuzzTarget(name: "rank", prepare: { _ = database }) { data in
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        let lengths = lines.first ?? "", text = lines.count > 2 ? lines[2] : ""
+        guard let query = try? QueryParser.parse(lines.count > 1 ? lines[1] : "roma") else { return }
+        do {
+            try database.write { db in
+                try db.execute(sql: "INSERT INTO content VALUES (2, ?, '', ?, 'IT')", arguments: [text, text])
+                try db.execute(sql: "INSERT INTO fts (rowid, display_name, title, text, keywords) VALUES (2, ?, '', ?, 'IT')", arguments: [text, text])
+                defer {
+                    try? db.execute(sql: "INSERT INTO fts (fts, rowid, display_name, title, text, keywords) VALUES ('delete', 2, ?, '', ?, 'IT')", arguments: [text, text])
+                    try? db.execute(sql: "DELETE FROM content WHERE id = 2")
+                }
+                let scores = try Double.fetchAll(db, sql: "SELECT searchlight_rank(fts, 10.0, 6.0, 2.0, 1.0, 5000.0, ?) FROM fts WHERE fts MATCH ?",
+                                                 arguments: [lengths, query.expression])
+                for score in scores where !score.isFinite { fatalError("a non-finite score \(score) for lengths \(lengths.debugDescription)") }
+            }
+        } catch let error as DatabaseError where error.resultCode != .SQLITE_MISUSE {
+            return // a clean SQLite error
+        } catch {
+            fatalError("rank: \(error)")
+        }
+    }
+}
