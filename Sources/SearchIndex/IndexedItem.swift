@@ -23,10 +23,15 @@ public struct IndexedItem: Sendable, Hashable {
     /// A static importance hint (like Core Spotlight's `rankingHint`): lifts near-ties, never buries a
     /// far better text match.
     public var rank: Double
+    /// Values to filter, sort and count by (`--where population > 1000000`), by attribute name; an
+    /// attribute reached through a to-many relationship has several.
+    public var attributes: [String: [FilterValue]]
 
     /// Creates an item.
     public init(uri: String, entity: String, displayName: String, title: String = "", text: [String] = [],
-                keywords: [String] = [], latitude: Double? = nil, longitude: Double? = nil, date: Date? = nil, rank: Double = 0) {
+                keywords: [String] = [], latitude: Double? = nil, longitude: Double? = nil, date: Date? = nil, rank: Double = 0,
+                attributes: [String: [FilterValue]] = [:]) {
+        self.attributes = attributes
         self.uri = uri
         self.entity = entity
         self.displayName = displayName

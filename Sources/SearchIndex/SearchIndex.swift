@@ -31,6 +31,7 @@ public final class SearchIndex: Sendable {
         configuration.prepareDatabase { db in
             try SearchTokenizer.register(on: db)
             try SearchTokenizer.registerRanking(on: db)
+            SearchIndex.registerPredicateFunctions(on: db)
             // FTS5 segment merges and the R-tree touch many pages: a 64 MiB cache keeps them in memory,
             // and memory-mapped reads spare a system call per page on large indexes.
             try db.execute(sql: "PRAGMA cache_size = -65536")

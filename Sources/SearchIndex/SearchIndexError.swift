@@ -17,6 +17,8 @@ public enum SearchIndexError: Error, Sendable, Equatable {
     case newerSchema(path: String, version: Int)
     /// The query cannot be searched; the reason says how to fix it.
     case invalidQuery(reason: String)
+    /// A `--where` predicate cannot be parsed or applied; `position` is the character (from 1) where.
+    case invalidPredicate(reason: String, position: Int)
     /// The search ran past its time limit and was stopped.
     case searchTooExpensive(seconds: Double)
     /// A coordinate, radius or box is out of range.
@@ -50,6 +52,8 @@ extension SearchIndexError: CustomStringConvertible {
             "\(path) has schema version \(version), newer than this searchctl understands; upgrade Searchlight"
         case .invalidQuery(let reason):
             "invalid query: \(reason)"
+        case .invalidPredicate(let reason, let position):
+            "invalid --where at character \(position): \(reason)"
         case .searchTooExpensive(let seconds):
             "the search was stopped after \(seconds.formatted(.number.precision(.fractionLength(0...1)))) s; narrow it: fewer OR alternatives, longer prefixes (tok* rather than t*), a smaller radius or box"
         case .invalidLocation(let reason):

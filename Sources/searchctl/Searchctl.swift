@@ -27,7 +27,7 @@ struct Searchctl: ParsableCommand {
     /// script that meant both (two stores, two formats) would get an answer to half its question.
     static let singleValueOptions: Set<String> = [
         "--store", "--index", "--model", "--config", "--format", "--near", "--radius", "--bbox", "--sort", "--limit",
-        "--offset", "--after", "--batch-size",
+        "--offset", "--after", "--batch-size", "--where",
     ]
 
     /// The first single-value option given more than once, if any (arguments after `--` are not options).

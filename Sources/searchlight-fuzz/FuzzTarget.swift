@@ -19,7 +19,7 @@ struct FuzzTarget: Sendable {
     /// Every target; `scripts/fuzz --list` describes them.
     static let all: [FuzzTarget] = [
         PropertyListTarget.target, ModelCacheTarget.target, DeflateTarget.target, ModelXMLTarget.target,
-        ConfigurationTarget.target, QueryTarget.target, HistoryTarget.target, TokenizerTarget.target, RankTarget.target,
+        ConfigurationTarget.target, QueryTarget.target, HistoryTarget.target, TokenizerTarget.target, RankTarget.target, PredicateTarget.target,
     ]
 
     /// The target this process fuzzes, read once from `SEARCHLIGHT_FUZZ_TARGET`.

@@ -92,7 +92,7 @@ struct IdentifierPartsTests {
         try Self.checkFullText(index.path)
     }
 
-    @Test("a schema-2 index is upgraded by the exporter: value lengths computed, parts indexed (schema 3)")
+    @Test("a schema-2 index is upgraded by the exporter: parts indexed, value lengths computed, attribute tables added (schemas 3 to 5)")
     func migration() throws {
         let path = IndexFixtures.temporaryDirectory().appendingPathComponent("v2.searchindex").path
         // A schema-2 index as that version wrote it: its tables, two items, four full-text columns.
@@ -112,7 +112,7 @@ struct IdentifierPartsTests {
                 """)
         }
         try queue.close()
-        // A reader asks for the upgrade (the ranking reads what schema 3 adds); the exporter does it.
+        // A reader asks for the upgrade (the ranking reads what schema 4 adds); the exporter does it.
         #expect(throws: SearchIndexError.needsUpgrade(path: path)) { try SearchIndex(path: path, mode: .readOnly) }
         let upgraded = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
         #expect(try Self.uris(upgraded, "migration") == ["x-coredata://STORE-A/Place/p1"])

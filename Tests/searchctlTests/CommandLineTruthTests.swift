@@ -47,6 +47,22 @@ struct CommandLineTruthTests {
         #expect(help.stdout.contains("--near -33.87,151.21"))
     }
 
+    @Test("--where filters by the configuration's attributes, alone or with words and places; mistakes are exit 64 with the position")
+    func whereFilters() throws {
+        let store = try Self.southernStore()
+        let australian = try CLI.run(["search", "--where", "country == \"AU\"", "--store", store, "--format", "jsonl"])
+        #expect(try australian.status == 0 && Set(names(australian)) == ["Sydney", "Parramatta"], "\(australian.stderr)")
+        let near = try CLI.run(["search", "--near", "-34.6,-58.4", "--radius", "50km", "--where", "country != 'AR'", "--store", store])
+        #expect(near.status == 1 && near.stdout.isEmpty)
+        let words = try CLI.run(["search", "sydney", "--where", "population BETWEEN {500, 2000} AND country IN {'AU', 'NZ'}", "--store", store, "--format", "jsonl"])
+        #expect(try names(words) == ["Sydney"])
+        let typo = try CLI.run(["search", "--where", "populaton > 5", "--store", store])
+        #expect(typo.status == 64 && typo.stderr.contains("character 1") && typo.stderr.contains("the index has country, population"), "\(typo.stderr)")
+        let json = try CLI.run(["search", "--where", "population >", "--store", store, "--format", "json"])
+        let error = try #require((try CLI.json(json.stderr) as? [String: Any])?["error"] as? [String: Any])
+        #expect(json.status == 64 && json.stdout.isEmpty && (error["message"] as? String)?.contains("character 13") == true)
+    }
+
     @Test("unquoted words are one query")
     func unquotedWords() throws {
         let store = try Self.southernStore()

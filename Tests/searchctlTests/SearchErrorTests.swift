@@ -22,7 +22,7 @@ struct SearchErrorTests {
             (["search", "title", "--index", garbage.path], 65, ["not a Searchlight index", "move the file aside"]),
             (["search", "zzzqqqnothing", "--store", store], 1, []),
             (["search", "--store", store, "--", "-title"], 64, ["add at least one word"]),
-            (["search", "--store", store], 64, ["--near or --bbox"]),
+            (["search", "--store", store], 64, ["--near, --bbox or --where"]),
             (["search", "title", "--near", "91,0", "--store", store], 64, ["latitude 91"]),
             (["search", "--near", "1,2", "--radius", "far", "--store", store], 64, ["500m, 25km"]),
             (["search", "title"], 64, ["--index PATH, --store PATH"]),

@@ -13,10 +13,14 @@ public struct IndexConfiguration: Sendable, Hashable {
         public var longitude: String?
         public var date: String?
         public var rank: String?
+        /// Attributes to filter, sort and count by (`--where population > 1000000`): name → expression.
+        public var attributes: [String: String]?
 
         /// Creates fields; nil ones take the defaults.
         public init(displayName: String? = nil, title: String? = nil, text: [String]? = nil, keywords: [String]? = nil,
-                    latitude: String? = nil, longitude: String? = nil, date: String? = nil, rank: String? = nil) {
+                    latitude: String? = nil, longitude: String? = nil, date: String? = nil, rank: String? = nil,
+                    attributes: [String: String]? = nil) {
+            self.attributes = attributes
             self.displayName = displayName
             self.title = title
             self.text = text
@@ -31,7 +35,9 @@ public struct IndexConfiguration: Sendable, Hashable {
         func overridden(by other: EntityFields) -> EntityFields {
             EntityFields(displayName: other.displayName ?? displayName, title: other.title ?? title, text: other.text ?? text,
                          keywords: other.keywords ?? keywords, latitude: other.latitude ?? latitude, longitude: other.longitude ?? longitude,
-                         date: other.date ?? date, rank: other.rank ?? rank)
+                         date: other.date ?? date, rank: other.rank ?? rank,
+                         // A sub-entity adds attributes to its parent's (and may redefine one).
+                         attributes: attributes.map { $0.merging(other.attributes ?? [:]) { _, new in new } } ?? other.attributes)
         }
     }
 
@@ -47,6 +53,15 @@ public struct IndexConfiguration: Sendable, Hashable {
     /// Creates a configuration.
     public init(entities: [String: Entry] = [:]) {
         self.entities = entities
+    }
+
+    /// Whether a name can be an attribute in a `--where` predicate.
+    static func isAttributeName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first == "_" || ("a"..."z").contains(first) || ("A"..."Z").contains(first), name.count <= 64 else { return false }
+        let reserved: Set<String> = ["AND", "OR", "NOT", "IN", "BETWEEN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH", "TRUEPREDICATE",
+                                     "FALSEPREDICATE", "YES", "NO", "TRUE", "FALSE", "NIL", "NULL", "CAST"]
+        return !reserved.contains(name.uppercased())
+            && name.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
     }
 
     /// Why a configuration file cannot be used.
@@ -72,7 +87,7 @@ public struct IndexConfiguration: Sendable, Hashable {
             guard let object = value as? [String: Any] else {
                 throw LoadError(description: "\(path): entities.\(name) must be an object of fields or false")
             }
-            let known: Set<String> = ["displayName", "title", "text", "keywords", "latitude", "longitude", "date", "rank"]
+            let known: Set<String> = ["displayName", "title", "text", "keywords", "latitude", "longitude", "date", "rank", "attributes"]
             if let unknown = Set(object.keys).subtracting(known).sorted().first {
                 throw LoadError(description: "\(path): entities.\(name).\(unknown) is not a field; fields are " + known.sorted().joined(separator: ", "))
             }
@@ -87,10 +102,21 @@ public struct IndexConfiguration: Sendable, Hashable {
                 guard let list = value as? [String] else { throw LoadError(description: "\(path): entities.\(name).\(key) must be a list of expression strings") }
                 return list
             }
+            var attributes: [String: String]?
+            if let value = object["attributes"] {
+                guard let map = value as? [String: String] else {
+                    throw LoadError(description: "\(path): entities.\(name).attributes must be an object of name → expression strings")
+                }
+                // Names a predicate can say: `population`, `country_code`.
+                if let bad = map.keys.sorted().first(where: { !Self.isAttributeName($0) }) {
+                    throw LoadError(description: "\(path): entities.\(name).attributes: '\(bad)' is not a name --where can use (letters, digits and _, not starting with a digit, not AND/OR/NOT)")
+                }
+                attributes = map
+            }
             entities[name] = .fields(EntityFields(
                 displayName: try single("displayName"), title: try single("title"), text: try many("text"),
                 keywords: try many("keywords"), latitude: try single("latitude"), longitude: try single("longitude"),
-                date: try single("date"), rank: try single("rank")))
+                date: try single("date"), rank: try single("rank"), attributes: attributes))
         }
         self.entities = entities
     }

@@ -16,6 +16,14 @@ public struct ResolvedConfiguration: Sendable {
         public var longitude: Expression?
         public var date: Expression?
         public var rank: Expression?
+        /// Filter attributes, sorted by name.
+        public var attributes: [FilterAttribute] = []
+
+        /// One filter attribute: its name in `--where` and the expression giving its values.
+        public struct FilterAttribute: Sendable, Hashable {
+            public var name: String
+            public var expression: Expression
+        }
         /// The coordinates that mean "no location": the latitude and longitude attributes' default values,
         /// when both are plain attributes with numeric defaults (Photos: −180, −180; Frollo: 0, 0).
         public var unsetPlace: Coordinates?
@@ -26,7 +34,7 @@ public struct ResolvedConfiguration: Sendable {
             public var longitude: Double
         }
 
-        var all: [Expression] { [displayName] + [title, latitude, longitude, date, rank].compactMap { $0 } + text + keywords }
+        var all: [Expression] { [displayName] + [title, latitude, longitude, date, rank].compactMap { $0 } + text + keywords + attributes.map(\.expression) }
     }
 
     /// Plans of the indexed concrete entities.
@@ -74,7 +82,9 @@ public struct ResolvedConfiguration: Sendable {
         self.effective = IndexConfiguration(entities: effective)
         var canonical = ""
         for (name, plan) in plans.sorted(by: { $0.key < $1.key }) {
-            canonical += "\(name): \(plan.all.map(\.description).joined(separator: " | "))\n"
+            canonical += "\(name): \(plan.all.map(\.description).joined(separator: " | "))"
+                + (plan.attributes.isEmpty ? "" : " attributes " + plan.attributes.map(\.name).joined(separator: ","))
+                + "\n"
         }
         digest = Self.fnv1a(canonical)
         keyPathsByEntity = plans.mapValues { plan in Self.keyPaths(of: plan, plans: plans, model: model) }
@@ -133,6 +143,9 @@ public struct ResolvedConfiguration: Sendable {
         var plan = EntityPlan(
             entity: entity, displayName: try parse(fields.displayName) ?? .string(entity), title: try parse(fields.title), text: text, keywords: keywords,
             latitude: latitude, longitude: longitude, date: date, rank: rank)
+        for (name, text) in (fields.attributes ?? [:]).sorted(by: { $0.key < $1.key }) {
+            if let expression = try parse(text) { plan.attributes.append(EntityPlan.FilterAttribute(name: name, expression: expression)) }
+        }
         // Apple's models give non-optional coordinates a default that means "unset" (Photos −180, Frollo 0).
         if case .keyPath(let latitudePath)? = latitude, case .keyPath(let longitudePath)? = longitude, latitudePath.count == 1, longitudePath.count == 1,
            let latitudeDefault = model.attribute(latitudePath[0], of: entity)?.defaultValue.flatMap(Double.init),
@@ -247,6 +260,10 @@ extension IndexConfiguration {
                 add("displayName", fields.displayName); add("title", fields.title); addList("text", fields.text)
                 addList("keywords", fields.keywords); add("latitude", fields.latitude); add("longitude", fields.longitude)
                 add("date", fields.date); add("rank", fields.rank)
+                if let attributes = fields.attributes {
+                    members.append("\"attributes\": {" + attributes.sorted { $0.key < $1.key }.map { "\(Self.quote($0.key)): \(Self.quote($0.value))" }
+                        .joined(separator: ", ") + "}")
+                }
                 lines.append("    \(Self.quote(name)): {" + members.joined(separator: ", ") + "}\(comma)")
             }
         }

@@ -96,9 +96,28 @@ struct ItemBuilder: Sendable {
                 displayName: texts(plan.displayName).joined(separator: " "), title: texts(plan.title).joined(separator: " "),
                 text: plan.text.flatMap { texts($0) }, keywords: plan.keywords.flatMap { texts($0) },
                 latitude: latitude, longitude: longitude, date: seconds.map(Date.init(timeIntervalSinceReferenceDate:)),
-                rank: finite(plan.rank.flatMap { evaluator.evaluate($0, on: object).number }) ?? 0)
+                rank: finite(plan.rank.flatMap { evaluator.evaluate($0, on: object).number }) ?? 0,
+                attributes: Self.filterValues(plan, object: object, evaluator: evaluator))
         }
         return Built(items: items, omittedValues: omitted)
+    }
+
+    /// The item's filter attributes: every scalar of each expression, typed as it evaluated (a Boolean is
+    /// 1 or 0); non-finite numbers are left out like everywhere else.
+    static func filterValues(_ plan: ResolvedConfiguration.EntityPlan, object: ManagedObjectSnapshot, evaluator: ExpressionEvaluator) -> [String: [FilterValue]] {
+        var attributes: [String: [FilterValue]] = [:]
+        for attribute in plan.attributes {
+            let values: [FilterValue] = evaluator.evaluate(attribute.expression, on: object).flattened.prefix(maximumValues).compactMap { value in
+                switch value {
+                case .string(let text): .string(text)
+                case .number(let number): number.isFinite ? .number(number) : nil
+                case .date(let date): date.timeIntervalSinceReferenceDate.isFinite ? .date(date) : nil
+                case .null, .list: nil
+                }
+            }
+            if !values.isEmpty { attributes[attribute.name] = values }
+        }
+        return attributes
     }
 
     /// For every entity a key path passes through, the inverse chains that lead back to the indexed

@@ -98,8 +98,11 @@ extension SearchIndex {
     /// Runs a search and reports how it ran.
     public func explain(_ request: SearchRequest) throws(SearchIndexError) -> SearchExplanation {
         let parsed = try Self.validate(request)
+        let predicate = try self.predicate(of: request)
+        // The same request a search runs: entity filters widened to sub-entities.
+        let request = try withEntityKinds(request)
         return try read { db in
-            var search = Search(db: db, request: request, parsed: parsed, recordsStatements: true)
+            var search = Search(db: db, request: request, parsed: parsed, predicate: predicate, recordsStatements: true)
             let results = try search.run()
             var statements: [SearchExplanation.Statement] = []
             for (sql, arguments) in search.statements {

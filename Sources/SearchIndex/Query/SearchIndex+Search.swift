@@ -12,10 +12,11 @@ extension SearchIndex {
     /// Runs a search in one read transaction.
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
         let parsed = try Self.validate(request)
+        let predicate = try self.predicate(of: request)
         let request = try withEntityKinds(request)
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
-                var search = Search(db: db, request: request, parsed: parsed)
+                var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
                 return try search.run()
             }
         }
@@ -28,10 +29,11 @@ extension SearchIndex {
         unpaged.offset = 0
         unpaged.snippets = false
         let parsed = try Self.validate(unpaged)
+        let predicate = try self.predicate(of: unpaged)
         unpaged = try withEntityKinds(unpaged)
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
-                var search = Search(db: db, request: unpaged, parsed: parsed)
+                var search = Search(db: db, request: unpaged, parsed: parsed, predicate: predicate)
                 return try search.count()
             }
         }
@@ -45,10 +47,39 @@ extension SearchIndex {
         return widened
     }
 
+    /// The request's filter, parsed, with every attribute it names checked against the index: a
+    /// misspelt attribute is an error that lists the ones the index has, not an empty answer.
+    func predicate(of request: SearchRequest) throws(SearchIndexError) -> FilterPredicate? {
+        guard let text = request.filter else { return nil }
+        let predicate = try PredicateParser.parse(text)
+        let known = try attributeNames()
+        if let unknown = predicate.attributes.subtracting(known).sorted().first {
+            let position = (text.range(of: unknown).map { text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: $0.lowerBound) } ?? 0) + 1
+            throw .invalidPredicate(reason: known.isEmpty
+                ? "no item has attribute '\(unknown)': the configuration declares none (\"attributes\": {\"\(unknown)\": \"…\"})"
+                : "no item has attribute '\(unknown)'; the index has \(known.sorted().joined(separator: ", "))", position: position)
+        }
+        return predicate
+    }
+
+    /// The names of the attributes items carry (for `--where`, `--sort` and `--facet`).
+    public func attributeNames() throws(SearchIndexError) -> Set<String> {
+        try read { db in
+            // A skip-scan over the (name, …) index: one probe per distinct name.
+            var names: Set<String> = []
+            var last = ""
+            while let next = try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM item_attributes WHERE name > ? ORDER BY name LIMIT 1"), arguments: [last]) {
+                names.insert(next)
+                last = next
+            }
+            return names
+        }
+    }
+
     static func validate(_ request: SearchRequest) throws(SearchIndexError) -> ParsedQuery? {
         let parsed = try request.query.map { text throws(SearchIndexError) in try QueryParser.parse(text, lastWordIsPrefix: request.lastWordIsPrefix) }
-        if parsed == nil && request.near == nil && request.boundingBox == nil {
-            throw .invalidQuery(reason: "give words to search for, --near or --bbox")
+        if parsed == nil && request.near == nil && request.boundingBox == nil && request.filter == nil {
+            throw .invalidQuery(reason: "give words to search for, --near, --bbox or --where")
         }
         if request.radius != nil && request.near == nil {
             throw .invalidQuery(reason: "--radius needs --near")
@@ -56,7 +87,7 @@ extension SearchIndex {
         if let radius = request.radius, !(radius.isFinite && radius >= 0) {
             throw .invalidLocation(reason: "the radius must be a distance of 0 or more")
         }
-        if request.effectiveSort == .relevance && parsed == nil {
+        if request.effectiveSort == .relevance && parsed == nil && request.filter == nil {
             throw .invalidQuery(reason: "sorting by relevance needs words to search for")
         }
         guard request.limit >= 1 else { throw .invalidQuery(reason: "--limit must be at least 1") }
@@ -81,14 +112,16 @@ struct Search {
     let db: Database
     let request: SearchRequest
     let parsed: ParsedQuery?
+    let predicate: FilterPredicate?
     /// Every statement run, with its arguments — kept only for `explain`.
     private(set) var statements: [(sql: String, arguments: StatementArguments)] = []
     private let recordsStatements: Bool
 
-    init(db: Database, request: SearchRequest, parsed: ParsedQuery?, recordsStatements: Bool = false) {
+    init(db: Database, request: SearchRequest, parsed: ParsedQuery?, predicate: FilterPredicate? = nil, recordsStatements: Bool = false) {
         self.db = db
         self.request = request
         self.parsed = parsed
+        self.predicate = predicate
         self.recordsStatements = recordsStatements
     }
 
@@ -100,9 +133,19 @@ struct Search {
     var needed: Int { request.offset.addingReportingOverflow(request.limit).overflow ? Int.max : request.offset + request.limit }
     var center: Coordinate? { request.near ?? request.boundingBox?.center }
 
+    /// The entity and `--where` conditions every plan applies to the items it reads.
     var entityFilter: (sql: String, arguments: StatementArguments) {
-        guard !request.entities.isEmpty else { return ("", []) }
-        return (" AND i.entity IN (\(Array(repeating: "?", count: request.entities.count).joined(separator: ", ")))", StatementArguments(request.entities))
+        var sql = "", arguments = StatementArguments()
+        if !request.entities.isEmpty {
+            sql += " AND i.entity IN (\(Array(repeating: "?", count: request.entities.count).joined(separator: ", ")))"
+            arguments += StatementArguments(request.entities)
+        }
+        if let predicate {
+            let compiled = predicate.sql()
+            sql += " AND " + compiled.sql
+            arguments += compiled.arguments
+        }
+        return (sql, arguments)
     }
 
     mutating func run() throws -> SearchResults {
@@ -132,6 +175,7 @@ struct Search {
 
     mutating func plan() throws -> (candidates: [Candidate], plan: SearchPlan) {
         let spatial = request.near != nil || request.boundingBox != nil
+        if parsed == nil && !spatial { return (try filtered(), .filter) }
         guard let parsed else { return (try nearest(textFilter: .none), .nearest) }
         guard spatial else { return (try textMatches(expression: parsed.expression, pagedInSQL: true), .text) }
         let bounded = request.radius != nil || request.boundingBox != nil
@@ -190,6 +234,19 @@ struct Search {
             groupEstimates.append(sum)
         }
         return groupEstimates.min() ?? 0
+    }
+
+    // MARK: Filter
+
+    /// A search by attributes alone: every item the filter keeps, most important (static rank) first.
+    mutating func filtered() throws -> [Candidate] {
+        let filter = entityFilter
+        let sql = "SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, i.rank FROM items i WHERE 1\(filter.sql)"
+        record(sql, filter.arguments)
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: filter.arguments).map { row in
+            Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
+                      latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: try row.number(6))
+        }
     }
 
     // MARK: Text

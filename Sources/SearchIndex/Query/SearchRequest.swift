@@ -26,6 +26,9 @@ public struct SearchRequest: Sendable, Hashable {
     public var offset: Int
     /// Whether hits carry a snippet with the matches marked.
     public var snippets: Bool
+    /// A filter over the items' attributes in `NSPredicate` format (see ``Predicate``):
+    /// `population > 1000000 AND country == "JP"`.
+    public var filter: String?
     /// Whether the query's last word is a prefix (search as you type): `san fr` finds San Francisco. A
     /// query ending with a space or a closing quote, or whose last term excludes, is taken as typed.
     public var lastWordIsPrefix = false
@@ -56,7 +59,7 @@ public struct SearchRequest: Sendable, Hashable {
     }
 
     /// The order actually used.
-    public var effectiveSort: Sort { sort ?? (query == nil ? .distance : .relevance) }
+    public var effectiveSort: Sort { sort ?? (query == nil && (near != nil || boundingBox != nil) ? .distance : .relevance) }
 }
 
 /// One result.
@@ -91,6 +94,8 @@ public enum SearchPlan: String, Sendable, Hashable {
     case placeThenText = "place-then-text"
     /// FTS5 row ids and R-tree ids intersected, then only the intersection fetched and scored.
     case intersection
+    /// Attributes alone (`--where` without words or a place): the filter's items, most important first.
+    case filter
 }
 
 /// A page of results.

@@ -64,11 +64,14 @@ extension SearchIndex {
             try db.execute(sql: "CREATE TABLE rebuild_marks (id INTEGER PRIMARY KEY, store_id INTEGER NOT NULL)")
         }
         migrator.registerMigration("v3") { db in
+            // The tokenizer indexes identifiers' parts. FTS5 deletes re-tokenize the stored text, so the
+            // full-text index is rebuilt from the items in this transaction, before any write.
+            try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+        }
+        migrator.registerMigration("v4") { db in
             // Relevance scores each value of a multi-valued field (one alternate name, one tag) on its own:
             // every item keeps its values' token counts ("3 1 2|1 1" for text|keywords) beside its rank,
-            // in the row the ranking query joins anyway. The tokenizer also indexes identifiers'
-            // parts now; FTS5 deletes re-tokenize the stored text, so the full-text index is rebuilt from
-            // the items in this transaction, before any write.
+            // in the row the ranking query joins anyway.
             try db.execute(sql: "ALTER TABLE items ADD COLUMN value_lengths TEXT NOT NULL DEFAULT ''")
             // In pages by id: the rows being read are never the ones being written.
             let update = try db.makeStatement(sql: "UPDATE items SET value_lengths = ? WHERE id = ?")
@@ -82,11 +85,22 @@ extension SearchIndex {
                 }
                 after = last[0]
             }
-            try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+        }
+        migrator.registerMigration("v5") { db in
+            // Filter attributes (`--where population > 1000000`): one row per value, found by name and
+            // value through an index; `items.attributes` keeps them whole, to tell an unchanged item.
+            // Existing items have none until their configuration declares some (which rebuilds them).
+            try db.execute(sql: """
+                ALTER TABLE items ADD COLUMN attributes TEXT NOT NULL DEFAULT '';
+                CREATE TABLE item_attributes (item_id INTEGER NOT NULL, name TEXT NOT NULL, kind INTEGER NOT NULL, number REAL, text TEXT);
+                CREATE INDEX item_attributes_by_number ON item_attributes (name, number);
+                CREATE INDEX item_attributes_by_text ON item_attributes (name, text);
+                CREATE INDEX item_attributes_by_item ON item_attributes (item_id);
+                """)
         }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 3
+    static let schemaVersion = 5
 }

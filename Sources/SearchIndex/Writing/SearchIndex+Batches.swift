@@ -36,12 +36,12 @@ extension SearchIndex {
 
         init(_ db: Database) throws {
             insert = try db.cachedStatement(sql: """
-                INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, boost, value_lengths)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
+                INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, boost, value_lengths, attributes)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
                 """)
             update = try db.cachedStatement(sql: """
                 UPDATE items SET store_id = ?, entity = ?, display_name = ?, latitude = ?, longitude = ?, date = ?, rank = ?, boost = ?,
-                    value_lengths = ?
+                    value_lengths = ?, attributes = ?
                 WHERE id = ?
                 """)
             insertTexts = try db.cachedStatement(sql: "INSERT INTO item_texts (id, title, text, keywords) VALUES (?, ?, ?, ?)")
@@ -69,7 +69,7 @@ extension SearchIndex {
             // The only store: no per-row work (FTS5's delete-all drops its segments at once).
             try db.execute(sql: """
                 INSERT INTO items_fts (items_fts) VALUES ('delete-all');
-                DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo; DELETE FROM rebuild_marks;
+                DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo; DELETE FROM rebuild_marks; DELETE FROM item_attributes;
                 DELETE FROM stores WHERE id = \(storeID);
                 """)
             return count
@@ -208,6 +208,19 @@ extension SearchIndex {
         return counts(text) + "|" + counts(keywords)
     }
 
+    /// Filter attributes in one canonical text (names sorted, values in order): equal text, equal attributes.
+    static func encoded(_ attributes: [String: [FilterValue]]) -> String {
+        attributes.sorted { $0.key < $1.key }.map { name, values in
+            name + "=" + values.map { value in
+                switch value {
+                case .string(let text): "s" + text.replacingOccurrences(of: "\u{1E}", with: " ")
+                case .number(let number): "n\(number)"
+                case .date(let date): "d\(date.timeIntervalSinceReferenceDate)"
+                }
+            }.joined(separator: "\u{1E}")
+        }.joined(separator: "\u{1D}")
+    }
+
     /// Multiplies relevance: 1 for rank 0, about 1.35 for a rank of ten million (a big city's
     /// population). Enough to order near-ties, never to bury a much better text match.
     static func boost(forRank rank: Double) -> Double {
@@ -240,7 +253,7 @@ extension SearchIndex {
             bindText(texts.sqliteStatement, 4, keywords)
         } else {
             guard let old = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT i.id, i.display_name, t.title, t.text, t.keywords, i.entity, i.latitude, i.longitude, i.date, i.rank
+                SELECT i.id, i.display_name, t.title, t.text, t.keywords, i.entity, i.latitude, i.longitude, i.date, i.rank, i.attributes
                 FROM items i JOIN item_texts t ON t.id = i.id WHERE i.uri = ?
                 """), arguments: [item.uri]) else { return (.unchanged, nil) }
             let oldLatitude = try old.optionalNumber(6), oldLongitude = try old.optionalNumber(7), oldDate = try old.optionalNumber(8)
@@ -248,14 +261,15 @@ extension SearchIndex {
             if try old.text(1) == item.displayName && old.text(2) == item.title && old.text(3) == text && old.text(4) == keywords
                 && old.text(5) == item.entity
                 && oldLatitude == (location ? item.latitude : nil) && oldLongitude == (location ? item.longitude : nil)
-                && oldDate == item.date?.timeIntervalSinceReferenceDate && oldRank == item.rank {
+                && oldDate == item.date?.timeIntervalSinceReferenceDate && oldRank == item.rank
+                && old.text(10) == Self.encoded(item.attributes) {
                 return (.unchanged, try old.integer(0))
             }
             id = try old.integer(0)
             try Self.removeText(old, db: db)
             let update = statements.update
             try values.bind(to: update, startingAt: 1, uriFirst: false)
-            sqlite3_bind_int64(update.sqliteStatement, 10, id)
+            sqlite3_bind_int64(update.sqliteStatement, 11, id)
             try step(update, db: db)
             texts = statements.updateTexts
             sqlite3_reset(texts.sqliteStatement)
@@ -264,6 +278,15 @@ extension SearchIndex {
             bindText(texts.sqliteStatement, 3, keywords)
             sqlite3_bind_int64(texts.sqliteStatement, 4, id)
             try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?").execute(arguments: [id])
+        }
+        if !item.attributes.isEmpty {
+            let insert = try db.cachedStatement(sql: "INSERT INTO item_attributes (item_id, name, kind, number, text) VALUES (?, ?, ?, ?, ?)")
+            for (name, values) in item.attributes {
+                for value in values where value.numberColumn?.isFinite ?? true {
+                    try insert.execute(arguments: [id, name, value.kindCode, value.numberColumn, value.textColumn])
+                }
+            }
         }
         try step(texts, db: db)
         let fts = statements.insertText
@@ -318,6 +341,7 @@ extension SearchIndex {
             sqlite3_bind_double(handle, next(), SearchIndex.boost(forRank: rank))
             // Counted here, for an item that is written: an unchanged one returns before binding.
             bindText(handle, next(), SearchIndex.valueLengths(text: item.text, keywords: item.keywords))
+            bindText(handle, next(), SearchIndex.encoded(item.attributes))
         }
     }
 
@@ -357,6 +381,7 @@ extension SearchIndex {
         try db.cachedStatement(sql: "DELETE FROM items WHERE id = ?").execute(arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM item_texts WHERE id = ?").execute(arguments: [id])
         try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?").execute(arguments: [id])
     }
 
     /// Takes an item's text out of FTS5. The content is external, so FTS5 must be told the old values

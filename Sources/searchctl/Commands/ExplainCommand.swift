@@ -84,6 +84,7 @@ extension SearchPlan {
         case .textThenPlace: "FTS5 matches first, then the place filter (the words are rarer)"
         case .placeThenText: "R-tree candidates first, then FTS5 on those rows (the place is rarer)"
         case .intersection: "FTS5 row ids ∩ R-tree ids, then only the intersection scored"
+        case .filter: "the attribute filter alone, most important items first"
         }
     }
 }

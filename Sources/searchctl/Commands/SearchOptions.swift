@@ -39,6 +39,10 @@ struct SearchOptions: ParsableArguments {
     @Option(help: "Hits to skip.")
     var offset = 0
 
+    @Option(name: .customLong("where"), parsing: .unconditional,
+            help: ArgumentHelp("Keep items whose attributes match this NSPredicate: 'population > 1000000 AND country == \"JP\"'.", valueName: "predicate"))
+    var filter: String?
+
     @Flag(help: "The last word is a prefix, for search as you type: 'san fr' finds San Francisco.")
     var prefixLast = false
 
@@ -75,6 +79,7 @@ struct SearchOptions: ParsableArguments {
                                     sort: sort, limit: limit, offset: offset, snippets: snippets)
         request.exactEntities = exactEntity
         request.lastWordIsPrefix = prefixLast
+        request.filter = filter
         return request
     }
 }

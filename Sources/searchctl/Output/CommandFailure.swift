@@ -84,7 +84,7 @@ extension SearchIndexError {
         switch self {
         case .indexNotFound: .noInput
         case .folderNotFound: .cannotCreate
-        case .invalidQuery, .invalidLocation, .searchTooExpensive: .usage
+        case .invalidQuery, .invalidPredicate, .invalidLocation, .searchTooExpensive: .usage
         case .busy: .temporaryFailure
         case .database: .software
         default: .dataError

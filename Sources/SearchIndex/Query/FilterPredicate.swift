@@ -1,0 +1,343 @@
+import Foundation
+
+/// A filter over items' attributes in `NSPredicate` format: `population > 1000000 AND country == "JP"`.
+///
+/// Comparisons `== != < <= > >=`, `BETWEEN {a, b}`, `IN {a, b, …}`, `BEGINSWITH`, `ENDSWITH`,
+/// `CONTAINS`, `LIKE` (`*` and `?`) and `MATCHES` (a regular expression), each with `[c]`, `[d]` or
+/// `[cd]`; `AND`/`&&`, `OR`/`||`, `NOT`/`!`, parentheses, `TRUEPREDICATE`, `FALSEPREDICATE`; literals:
+/// strings in single or double quotes, numbers, `YES`/`TRUE`/`NO`/`FALSE` (1 and 0), `nil`/`NULL`,
+/// dates as `CAST('2024-05-10T14:14:07Z', 'NSDate')`, `CAST(737000000, 'NSDate')` (seconds since 2001,
+/// as `NSPredicate` prints them) or an ISO-8601 string compared with a date attribute.
+public indirect enum FilterPredicate: Sendable, Hashable {
+    /// A comparison operator, as `NSPredicate` names them.
+    public enum Operator: String, Sendable, Hashable {
+        case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+        case beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", contains = "CONTAINS", like = "LIKE", matches = "MATCHES"
+        case between = "BETWEEN", `in` = "IN"
+    }
+
+    /// A literal on the right of a comparison.
+    public enum Literal: Sendable, Hashable {
+        case string(String)
+        case number(Double)
+        case date(Date)
+        case null
+    }
+
+    /// `[c]` (case-insensitive) and `[d]` (diacritic-insensitive).
+    public struct Options: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// `[c]`.
+        public static let caseInsensitive = Options(rawValue: 1)
+        /// `[d]`.
+        public static let diacriticInsensitive = Options(rawValue: 2)
+    }
+
+    case comparison(attribute: String, operator: Operator, options: Options, values: [Literal])
+    case and([FilterPredicate])
+    case or([FilterPredicate])
+    case not(FilterPredicate)
+    case constant(Bool)
+
+    /// Every attribute name the predicate compares.
+    public var attributes: Set<String> {
+        switch self {
+        case .comparison(let attribute, _, _, _): [attribute]
+        case .and(let parts), .or(let parts): parts.reduce(into: []) { $0.formUnion($1.attributes) }
+        case .not(let inner): inner.attributes
+        case .constant: []
+        }
+    }
+}
+
+/// Parses `NSPredicate` format text into a ``FilterPredicate``, or says where and why it cannot.
+public struct PredicateParser {
+    /// The longest predicate accepted, in characters.
+    public static let maximumLength = 10_000
+    /// How deeply parentheses and `NOT` may nest.
+    public static let maximumDepth = 32
+
+    private enum Token: Equatable {
+        case identifier(String), string(String), number(Double), symbol(String), end
+    }
+
+    private let text: String
+    private var tokens: [(token: Token, position: Int)] = []
+    private var index = 0
+    private var depth = 0
+
+    /// Parses a predicate.
+    public static func parse(_ text: String) throws(SearchIndexError) -> FilterPredicate {
+        guard text.unicodeScalars.count <= maximumLength else {
+            throw .invalidPredicate(reason: "the predicate is longer than \(maximumLength) characters", position: maximumLength)
+        }
+        var parser = PredicateParser(text: text)
+        try parser.tokenize()
+        let predicate = try parser.parseOr()
+        guard case .end = parser.current.token else { throw parser.error("expected AND, OR or the end, found \(parser.describe(parser.current.token))") }
+        return predicate
+    }
+
+    private init(text: String) { self.text = text }
+
+    private var current: (token: Token, position: Int) { tokens[min(index, tokens.count - 1)] }
+
+    private func error(_ reason: String, at position: Int? = nil) -> SearchIndexError {
+        .invalidPredicate(reason: reason, position: (position ?? current.position) + 1)
+    }
+
+    private func describe(_ token: Token) -> String {
+        switch token {
+        case .identifier(let name): "'\(name)'"
+        case .string(let value): "the string \"\(value)\""
+        case .number(let value): "the number \(value)"
+        case .symbol(let symbol): "'\(symbol)'"
+        case .end: "the end"
+        }
+    }
+
+    // MARK: Lexer
+
+    private mutating func tokenize() throws(SearchIndexError) {
+        let scalars = Array(text.unicodeScalars)
+        var position = 0
+        while position < scalars.count {
+            let scalar = scalars[position]
+            if scalar.properties.isWhitespace { position += 1; continue }
+            let start = position
+            if scalar == "\"" || scalar == "'" {
+                var value = String.UnicodeScalarView()
+                position += 1
+                var closed = false
+                while position < scalars.count {
+                    if scalars[position] == "\\", position + 1 < scalars.count {
+                        value.append(scalars[position + 1])
+                        position += 2
+                        continue
+                    }
+                    if scalars[position] == scalar { closed = true; position += 1; break }
+                    value.append(scalars[position])
+                    position += 1
+                }
+                guard closed else { throw error("the string that starts here is not closed with \(scalar)", at: start) }
+                tokens.append((.string(String(value)), start))
+                continue
+            }
+            if scalar.properties.isAlphabetic || scalar == "_" || scalar == "$" {
+                while position < scalars.count, scalars[position].properties.isAlphabetic || scalars[position].properties.numericType != nil
+                        || scalars[position] == "_" || scalars[position] == "." || scalars[position] == "$" {
+                    position += 1
+                }
+                tokens.append((.identifier(String(String.UnicodeScalarView(scalars[start..<position]))), start))
+                continue
+            }
+            if ("0"..."9").contains(scalar) || ((scalar == "-" || scalar == "+" || scalar == ".") && position + 1 < scalars.count && ("0"..."9").contains(scalars[position + 1])) {
+                position += 1
+                while position < scalars.count, ("0"..."9").contains(scalars[position]) || scalars[position] == "." || scalars[position] == "e" || scalars[position] == "E"
+                        || ((scalars[position] == "-" || scalars[position] == "+") && (scalars[position - 1] == "e" || scalars[position - 1] == "E")) {
+                    position += 1
+                }
+                let literal = String(String.UnicodeScalarView(scalars[start..<position]))
+                guard let number = Double(literal), number.isFinite else { throw error("'\(literal)' is not a number", at: start) }
+                tokens.append((.number(number), start))
+                continue
+            }
+            let two = position + 1 < scalars.count ? String(String.UnicodeScalarView(scalars[position...(position + 1)])) : ""
+            if ["==", "!=", "<>", "<=", ">=", "=<", "=>", "&&", "||"].contains(two) {
+                tokens.append((.symbol(two), start))
+                position += 2
+                continue
+            }
+            if "()<>=!{},[]".unicodeScalars.contains(scalar) {
+                tokens.append((.symbol(String(scalar)), start))
+                position += 1
+                continue
+            }
+            throw error("'\(String(scalar))' is not part of a predicate", at: start)
+        }
+        tokens.append((.end, scalars.count))
+    }
+
+    // MARK: Grammar
+
+    private mutating func advance() { index += 1 }
+
+    private func isKeyword(_ word: String) -> Bool {
+        if case .identifier(let name) = current.token { return name.uppercased() == word }
+        return false
+    }
+
+    private func isSymbol(_ symbol: String) -> Bool { current.token == .symbol(symbol) }
+
+    private mutating func parseOr() throws(SearchIndexError) -> FilterPredicate {
+        var parts = [try parseAnd()]
+        while isKeyword("OR") || isSymbol("||") {
+            advance()
+            parts.append(try parseAnd())
+        }
+        return parts.count == 1 ? parts[0] : .or(parts)
+    }
+
+    private mutating func parseAnd() throws(SearchIndexError) -> FilterPredicate {
+        var parts = [try parseNot()]
+        while isKeyword("AND") || isSymbol("&&") {
+            advance()
+            parts.append(try parseNot())
+        }
+        return parts.count == 1 ? parts[0] : .and(parts)
+    }
+
+    private mutating func nested<T>(_ body: (inout PredicateParser) throws(SearchIndexError) -> T) throws(SearchIndexError) -> T {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maximumDepth else { throw error("the predicate nests more than \(Self.maximumDepth) levels deep") }
+        return try body(&self)
+    }
+
+    private mutating func parseNot() throws(SearchIndexError) -> FilterPredicate {
+        if isKeyword("NOT") || isSymbol("!") {
+            advance()
+            return .not(try nested { parser throws(SearchIndexError) in try parser.parseNot() })
+        }
+        return try parsePrimary()
+    }
+
+    private mutating func parsePrimary() throws(SearchIndexError) -> FilterPredicate {
+        if isSymbol("(") {
+            advance()
+            let inner = try nested { parser throws(SearchIndexError) in try parser.parseOr() }
+            guard isSymbol(")") else { throw error("expected ')' to close the '(', found \(describe(current.token))") }
+            advance()
+            return inner
+        }
+        if isKeyword("TRUEPREDICATE") { advance(); return .constant(true) }
+        if isKeyword("FALSEPREDICATE") { advance(); return .constant(false) }
+        guard case .identifier(let attribute) = current.token, !["AND", "OR", "NOT"].contains(attribute.uppercased()) else {
+            throw error("expected an attribute name, found \(describe(current.token))")
+        }
+        advance()
+        let operatorPosition = current.position
+        let comparison = try parseOperator()
+        let options = try parseOptions()
+        switch comparison {
+        case .between:
+            let values = try parseList()
+            guard values.count == 2 else { throw error("BETWEEN takes two values: BETWEEN {1, 10}", at: operatorPosition) }
+            return .comparison(attribute: attribute, operator: .between, options: options, values: values)
+        case .in:
+            let values = try parseList()
+            guard !values.isEmpty else { throw error("IN takes at least one value: IN {\"JP\", \"FR\"}", at: operatorPosition) }
+            return .comparison(attribute: attribute, operator: .in, options: options, values: values)
+        default:
+            let value = try parseLiteral()
+            if value == .null && ![.equal, .notEqual].contains(comparison) {
+                throw error("nil can only be compared with == or !=", at: operatorPosition)
+            }
+            if [.beginsWith, .endsWith, .contains, .like, .matches].contains(comparison), case .string = value {} else if
+                [.beginsWith, .endsWith, .contains, .like, .matches].contains(comparison) {
+                throw error("\(comparison.rawValue) compares text: give a string", at: operatorPosition)
+            }
+            if comparison == .matches, case .string(let pattern) = value, (try? Regex(pattern)) == nil {
+                throw error("MATCHES needs a regular expression; '\(pattern)' is not one", at: operatorPosition)
+            }
+            return .comparison(attribute: attribute, operator: comparison, options: options, values: [value])
+        }
+    }
+
+    private mutating func parseOperator() throws(SearchIndexError) -> FilterPredicate.Operator {
+        let symbols: [String: FilterPredicate.Operator] = ["==": .equal, "=": .equal, "!=": .notEqual, "<>": .notEqual, "<": .less, "<=": .lessOrEqual,
+                                                     "=<": .lessOrEqual, ">": .greater, ">=": .greaterOrEqual, "=>": .greaterOrEqual]
+        switch current.token {
+        case .symbol(let symbol):
+            guard let found = symbols[symbol] else { break }
+            advance()
+            return found
+        case .identifier(let word):
+            guard let found = FilterPredicate.Operator(rawValue: word.uppercased()), ![.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(found) else { break }
+            advance()
+            return found
+        default:
+            break
+        }
+        throw error("expected a comparison (== != < <= > >= BETWEEN IN BEGINSWITH ENDSWITH CONTAINS LIKE MATCHES), found \(describe(current.token))")
+    }
+
+    private mutating func parseOptions() throws(SearchIndexError) -> FilterPredicate.Options {
+        guard isSymbol("[") else { return [] }
+        let start = current.position
+        advance()
+        guard case .identifier(let letters) = current.token, !letters.isEmpty, letters.lowercased().allSatisfy({ "cdn".contains($0) }) else {
+            throw error("expected comparison options such as [c], [d] or [cd]", at: start)
+        }
+        advance()
+        guard isSymbol("]") else { throw error("expected ']' after the options", at: start) }
+        advance()
+        var options: FilterPredicate.Options = []
+        if letters.lowercased().contains("c") { options.insert(.caseInsensitive) }
+        if letters.lowercased().contains("d") { options.insert(.diacriticInsensitive) }
+        return options
+    }
+
+    private mutating func parseList() throws(SearchIndexError) -> [FilterPredicate.Literal] {
+        guard isSymbol("{") else { throw error("expected '{' to start a list of values: {1, 10}") }
+        advance()
+        var values: [FilterPredicate.Literal] = []
+        if isSymbol("}") { advance(); return values }
+        while true {
+            values.append(try parseLiteral())
+            if isSymbol(",") { advance(); continue }
+            guard isSymbol("}") else { throw error("expected ',' or '}' in the list, found \(describe(current.token))") }
+            advance()
+            return values
+        }
+    }
+
+    private mutating func parseLiteral() throws(SearchIndexError) -> FilterPredicate.Literal {
+        let position = current.position
+        switch current.token {
+        case .string(let value):
+            advance()
+            return .string(value)
+        case .number(let value):
+            advance()
+            return .number(value)
+        case .identifier(let word):
+            switch word.uppercased() {
+            case "YES", "TRUE": advance(); return .number(1)
+            case "NO", "FALSE": advance(); return .number(0)
+            case "NIL", "NULL": advance(); return .null
+            case "CAST":
+                advance()
+                guard isSymbol("(") else { throw error("expected '(' after CAST", at: position) }
+                advance()
+                let value = current.token
+                advance()
+                guard isSymbol(",") else { throw error("expected CAST(value, 'NSDate')", at: position) }
+                advance()
+                guard current.token == .string("NSDate") else { throw error("only CAST(…, 'NSDate') is understood", at: position) }
+                advance()
+                guard isSymbol(")") else { throw error("expected ')' to close CAST", at: position) }
+                advance()
+                switch value {
+                case .number(let seconds): return .date(Date(timeIntervalSinceReferenceDate: seconds))
+                case .string(let text):
+                    guard let date = Self.date(text) else { throw error("'\(text)' is not an ISO-8601 date (2024-05-10 or 2024-05-10T14:14:07Z)", at: position) }
+                    return .date(date)
+                default: throw error("CAST takes a number of seconds since 2001 or an ISO-8601 string", at: position)
+                }
+            default:
+                throw error("expected a value (a string, a number, YES, NO, nil or CAST(…, 'NSDate')), found '\(word)'; quote text: \"\(word)\"")
+            }
+        default:
+            throw error("expected a value, found \(describe(current.token))")
+        }
+    }
+
+    /// An ISO-8601 date or date-time (UTC unless it says otherwise).
+    static func date(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day())
+    }
+}

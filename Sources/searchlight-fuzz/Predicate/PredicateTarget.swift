@@ -1,0 +1,41 @@
+import Foundation
+import GRDB
+@testable import SearchIndex
+
+/// Fuzzes the `--where` parser and what it compiles to: every string is a predicate whose SQL SQLite
+/// runs against items with attributes of every kind, or a clean error with a position inside the text.
+enum PredicateTarget {
+    static let database: DatabaseQueue = {
+        let queue = FuzzDatabase.withTokenizer("""
+            CREATE TABLE items (id INTEGER PRIMARY KEY, entity TEXT);
+            CREATE TABLE item_attributes (item_id INTEGER NOT NULL, name TEXT NOT NULL, kind INTEGER NOT NULL, number REAL, text TEXT);
+            INSERT INTO items VALUES (1, 'Place'), (2, 'Place');
+            INSERT INTO item_attributes VALUES (1, 'population', 1, 3777491, NULL), (1, 'country', 0, NULL, 'JP'),
+                (1, 'updated', 2, 737000000, NULL), (2, 'country', 0, NULL, 'Zürich'), (2, 'name', 0, NULL, 'São Paulo');
+            """)
+        do { try queue.write { db in SearchIndex.registerPredicateFunctions(on: db) } } catch { fatalError("\(error)") }
+        return queue
+    }()
+
+    static let target = FuzzTarget(name: "predicate", prepare: { _ = database }) { data in
+        let text = String(decoding: data, as: UTF8.self)
+        let predicate: FilterPredicate
+        switch Result(catching: { () throws(SearchIndexError) in try PredicateParser.parse(text) }) {
+        case .success(let parsed):
+            predicate = parsed
+        case .failure(.invalidPredicate(_, let position)):
+            guard position >= 1, position <= text.unicodeScalars.count + 1 else {
+                fatalError("error position \(position) outside the \(text.unicodeScalars.count)-character predicate \(text.debugDescription)")
+            }
+            return
+        case .failure(let error):
+            fatalError("unexpected error \(error)")
+        }
+        let (sql, arguments) = predicate.sql()
+        do {
+            _ = try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM items i WHERE \(sql)", arguments: arguments) }
+        } catch {
+            fatalError("SQLite refuses the compiled predicate of \(text.debugDescription): \(sql): \(error)")
+        }
+    }
+}
