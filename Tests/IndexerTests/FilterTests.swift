@@ -183,6 +183,42 @@ struct FilterTests {
         #expect(nonEmpty > 300)
     }
 
+    @Test("300 random filters sorted by an attribute and faceted: order and counts as brute force computes them")
+    func sortAndFacets() throws {
+        let (index, cities) = try Self.build()
+        var generator = SeededGenerator(seed: 78)
+        for round in 0..<300 {
+            let text = Self.randomPredicate(&generator)
+            let predicate = try PredicateParser.parse(text)
+            let matching = cities.filter { Self.evaluate(predicate, $0) }
+            let descending = Bool.random(using: &generator)
+            let offset = Int.random(in: 0...5, using: &generator), limit = Int.random(in: 1...50, using: &generator)
+            var request = SearchRequest(limit: limit, offset: offset)
+            request.filter = text
+            request.sortAttribute = AttributeOrder(name: "population", descending: descending)
+            request.facets = ["country", "capital"]
+            let results = try index.search(request)
+            // The page's populations are the brute-force order's (cities without one last); ties may come in any order.
+            let order = matching.map(\.population).sorted { a, b in
+                switch (a, b) {
+                case (nil, _): false
+                case (_, nil): true
+                case (let x?, let y?): descending ? x > y : x < y
+                }
+            }
+            let byURI = Dictionary(uniqueKeysWithValues: cities.map { ($0.uri, $0) })
+            let page = results.hits.map { byURI[$0.uri]?.population }
+            #expect(page == Array(order.dropFirst(offset).prefix(limit)), "round \(round): \(text)")
+            // Facets count every match, not the page; a single-valued attribute's counts sum to the matches carrying it.
+            var countries: [String: Int] = [:]
+            for city in matching { if let code = city.code { countries[code, default: 0] += 1 } }
+            let facet = try #require(results.facets.first { $0.name == "country" })
+            #expect(Dictionary(uniqueKeysWithValues: facet.values.map { ($0.value, $0.count) }) == countries, "round \(round): \(text)")
+            let capital = try #require(results.facets.first { $0.name == "capital" })
+            #expect(capital.values.reduce(0) { $0 + $1.count } == matching.count, "round \(round): \(text)")
+        }
+    }
+
     @Test("filters combine with words; a filter-only search lists the most important first; unknown attributes and bad syntax are errors with positions")
     func combined() throws {
         let (index, cities) = try Self.build()

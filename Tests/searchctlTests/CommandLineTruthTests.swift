@@ -56,6 +56,11 @@ struct CommandLineTruthTests {
         #expect(near.status == 1 && near.stdout.isEmpty)
         let words = try CLI.run(["search", "sydney", "--where", "population BETWEEN {500, 2000} AND country IN {'AU', 'NZ'}", "--store", store, "--format", "jsonl"])
         #expect(try names(words) == ["Sydney"])
+        let faceted = try #require(try CLI.json(try CLI.run(["search", "--where", "population > 0", "--sort", "population:desc", "--facet", "country",
+                                                             "--store", store, "--format", "json"]).stdout) as? [String: Any])
+        let facets = try #require((faceted["facets"] as? [String: Any])?["country"] as? [[String: Any]])
+        #expect(facets.map { "\($0["value"] ?? "")=\($0["count"] ?? "")" }.sorted() == ["AR=2", "AU=2"] && faceted["found"] as? Int == 4)
+        #expect(try CLI.run(["search", "--where", "population > 0", "--sort", "population:up", "--store", store]).status == 64)
         let typo = try CLI.run(["search", "--where", "populaton > 5", "--store", store])
         #expect(typo.status == 64 && typo.stderr.contains("character 1") && typo.stderr.contains("the index has country, population"), "\(typo.stderr)")
         let json = try CLI.run(["search", "--where", "population >", "--store", store, "--format", "json"])

@@ -154,7 +154,7 @@ struct OutputTests {
     func usage() throws {
         let cases: [[String]] = [
             ["bogus"], ["search", "--limit", "x"], ["index"], ["search", "--format", "xml", "a"], ["resolve"],
-            ["history"], ["model"], ["status", "--format", "yaml"], ["explain", "--sort", "random", "a"], ["dump", "--entity"],
+            ["history"], ["model"], ["status", "--format", "yaml"], ["explain", "--sort", "random:up", "a"], ["dump", "--entity"],
             ["index", "--store", "x", "--progress", "--quiet"],
         ]
         for arguments in cases {

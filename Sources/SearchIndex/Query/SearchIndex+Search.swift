@@ -17,7 +17,16 @@ extension SearchIndex {
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
                 var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
-                return try search.run()
+                var results = try search.run()
+                if !request.facets.isEmpty {
+                    // Over every match: the same search, unpaged, in the same read transaction.
+                    var unpaged = request
+                    (unpaged.limit, unpaged.offset, unpaged.snippets, unpaged.sortAttribute) = (Int.max, 0, false, nil)
+                    var all = Search(db: db, request: unpaged, parsed: parsed, predicate: predicate)
+                    let ids = try all.plan().candidates.map(\.id)
+                    results.facets = try request.facets.map { name in try all.facet(name, ids: ids) }
+                }
+                return results
             }
         }
     }
@@ -50,6 +59,16 @@ extension SearchIndex {
     /// The request's filter, parsed, with every attribute it names checked against the index: a
     /// misspelt attribute is an error that lists the ones the index has, not an empty answer.
     func predicate(of request: SearchRequest) throws(SearchIndexError) -> FilterPredicate? {
+        let named = Set([request.sortAttribute?.name].compactMap { $0 } + request.facets)
+        if !named.isEmpty {
+            let known = try attributeNames()
+            if let unknown = named.subtracting(known).sorted().first {
+                let option = request.facets.contains(unknown) ? "--facet" : "--sort"
+                throw .invalidQuery(reason: known.isEmpty
+                    ? "\(option) \(unknown): the configuration declares no attributes (\"attributes\": {\"\(unknown)\": \"…\"})"
+                    : "\(option) \(unknown): no item has that attribute; the index has \(known.sorted().joined(separator: ", "))")
+            }
+        }
         guard let text = request.filter else { return nil }
         let predicate = try PredicateParser.parse(text)
         let known = try attributeNames()
@@ -150,8 +169,12 @@ struct Search {
 
     mutating func run() throws -> SearchResults {
         var (candidates, plan) = try plan()
-        // The text plan already ordered and paged in SQL.
-        if plan != .text { candidates = try ordered(candidates) }
+        if let order = request.sortAttribute {
+            candidates = try ordered(candidates, by: order)
+        } else if plan != .text {
+            // The text plan already ordered and paged in SQL.
+            candidates = try ordered(candidates)
+        }
         var hits = candidates.map { candidate in
             SearchHit(uri: candidate.uri, entity: candidate.entity, displayName: candidate.displayName, score: candidate.score,
                       latitude: candidate.latitude, longitude: candidate.longitude, distance: candidate.distance, snippet: nil)
@@ -177,7 +200,8 @@ struct Search {
         let spatial = request.near != nil || request.boundingBox != nil
         if parsed == nil && !spatial { return (try filtered(), .filter) }
         guard let parsed else { return (try nearest(textFilter: .none), .nearest) }
-        guard spatial else { return (try textMatches(expression: parsed.expression, pagedInSQL: true), .text) }
+        // Ordered by an attribute, every match is needed before the page.
+        guard spatial else { return (try textMatches(expression: parsed.expression, pagedInSQL: request.sortAttribute == nil), .text) }
         let bounded = request.radius != nil || request.boundingBox != nil
         let plan: SearchPlan
         if let forced = request.forcedPlan {
@@ -247,6 +271,75 @@ struct Search {
             Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
                       latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: try row.number(6))
         }
+    }
+
+    // MARK: Attributes
+
+    /// Each candidate's values of an attribute, 500 ids per query: the lowest and highest number, and
+    /// the lowest and highest text.
+    mutating func attributeValues(_ name: String, ids: [Int64]) throws -> [Int64: (low: FilterSortKey, high: FilterSortKey)] {
+        var values: [Int64: (low: FilterSortKey, high: FilterSortKey)] = [:]
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = Array(ids[start..<min(start + 500, ids.count)])
+            let sql = """
+                SELECT item_id, MIN(number), MAX(number), MIN(text), MAX(text) FROM item_attributes
+                WHERE name = ? AND item_id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", "))) GROUP BY item_id
+                """
+            let arguments: StatementArguments = [name] + StatementArguments(chunk)
+            if start == 0 { record(sql, arguments) }
+            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
+                let low: FilterSortKey = try row.optionalNumber(1).map(FilterSortKey.number) ?? (try row.optionalText(3)).map(FilterSortKey.text) ?? .missing
+                let high: FilterSortKey = try row.optionalNumber(2).map(FilterSortKey.number) ?? (try row.optionalText(4)).map(FilterSortKey.text) ?? .missing
+                values[try row.integer(0)] = (low, high)
+            }
+        }
+        return values
+    }
+
+    /// The page ordered by an attribute (its lowest value ascending, its highest descending; items
+    /// without it last), ties by relevance or distance, then in index order.
+    mutating func ordered(_ candidates: [Candidate], by order: AttributeOrder) throws -> [Candidate] {
+        let values = try attributeValues(order.name, ids: candidates.map(\.id))
+        let relevance = request.effectiveSort == .relevance
+        func key(_ candidate: Candidate) -> FilterSortKey {
+            guard let value = values[candidate.id] else { return .missing }
+            return order.descending ? value.high : value.low
+        }
+        func base(_ candidate: Candidate) -> Double { relevance ? -candidate.score : candidate.distance ?? .infinity }
+        let sorted = candidates.sorted { a, b in
+            let (x, y) = (key(a), key(b))
+            if x != y { return x.precedes(y, descending: order.descending) }
+            return (base(a), a.id) < (base(b), b.id)
+        }
+        guard request.offset < sorted.count else { return [] }
+        return try withDetails(Array(sorted[request.offset..<min(sorted.count, needed)]))
+    }
+
+    /// How many of `ids` carry each value of an attribute.
+    mutating func facet(_ name: String, ids: [Int64]) throws -> Facet {
+        var counts: [String: Int] = [:]
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = Array(ids[start..<min(start + 500, ids.count)])
+            let sql = """
+                SELECT kind, number, text, COUNT(DISTINCT item_id) FROM item_attributes
+                WHERE name = ? AND item_id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", "))) GROUP BY kind, number, text
+                """
+            let arguments: StatementArguments = [name] + StatementArguments(chunk)
+            if start == 0 { record(sql, arguments) }
+            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
+                let value: String
+                switch try row.integer(0) {
+                case 0: value = try row.optionalText(2) ?? ""
+                case 2: value = Date(timeIntervalSinceReferenceDate: try row.optionalNumber(1) ?? 0).formatted(Date.ISO8601FormatStyle())
+                default:
+                    let number = try row.optionalNumber(1) ?? 0
+                    value = number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+                }
+                counts[value, default: 0] += Int(try row.integer(3))
+            }
+        }
+        let values = counts.map { Facet.Value(value: $0.key, count: $0.value) }.sorted { ($1.count, $0.value) < ($0.count, $1.value) }
+        return Facet(name: name, values: values)
     }
 
     // MARK: Text
@@ -477,5 +570,26 @@ struct Search {
         while high + 1 < sorted.count && key(sorted[high + 1]) == key(sorted[end - 1]) { high += 1 }
         let window = try withDetails(Array(sorted[low...high])).sorted { (key($0), $0.uri) < (key($1), $1.uri) }
         return Array(window[(request.offset - low)..<(end - low)])
+    }
+}
+
+/// One item's value of a sort attribute: numbers (and dates) before text, a missing value after both.
+enum FilterSortKey: Hashable {
+    case number(Double)
+    case text(String)
+    case missing
+
+    /// Whether this key comes first in the order (missing values last either way).
+    func precedes(_ other: FilterSortKey, descending: Bool) -> Bool {
+        switch (self, other) {
+        case (.missing, _): return false
+        case (_, .missing): return true
+        case (.number(let a), .number(let b)): return descending ? a > b : a < b
+        case (.text(let a), .text(let b)):
+            let (x, y) = (Array(a.utf8), Array(b.utf8))
+            return descending ? y.lexicographicallyPrecedes(x) : x.lexicographicallyPrecedes(y)
+        case (.number, .text): return true
+        case (.text, .number): return false
+        }
     }
 }

@@ -29,6 +29,10 @@ public struct SearchRequest: Sendable, Hashable {
     /// A filter over the items' attributes in `NSPredicate` format (see ``Predicate``):
     /// `population > 1000000 AND country == "JP"`.
     public var filter: String?
+    /// Orders hits by an attribute instead (`--sort population:desc`); items without it come last.
+    public var sortAttribute: AttributeOrder?
+    /// Attributes whose values are counted over every match, not only this page (`--facet country`).
+    public var facets: [String] = []
     /// Whether the query's last word is a prefix (search as you type): `san fr` finds San Francisco. A
     /// query ending with a space or a closing quote, or whose last term excludes, is taken as typed.
     public var lastWordIsPrefix = false
@@ -98,6 +102,36 @@ public enum SearchPlan: String, Sendable, Hashable {
     case filter
 }
 
+/// An order by one attribute: its lowest value first, or its highest with `descending`.
+public struct AttributeOrder: Sendable, Hashable {
+    /// The attribute's name, as the configuration declares it.
+    public var name: String
+    /// Highest first.
+    public var descending: Bool
+
+    /// Creates an order.
+    public init(name: String, descending: Bool) {
+        self.name = name
+        self.descending = descending
+    }
+}
+
+/// The values of one attribute over every match of a search, with how many matches carry each.
+public struct Facet: Sendable, Hashable {
+    /// One value and its count.
+    public struct Value: Sendable, Hashable {
+        /// The value as text (numbers plainly, dates ISO-8601).
+        public var value: String
+        /// Matches carrying it.
+        public var count: Int
+    }
+
+    /// The attribute.
+    public var name: String
+    /// Values, the most frequent first (ties by value).
+    public var values: [Value]
+}
+
 /// A page of results.
 public struct SearchResults: Sendable {
     /// The hits, best first; ties broken by URI.
@@ -106,4 +140,6 @@ public struct SearchResults: Sendable {
     public var plan: SearchPlan
     /// The parsed query, when there was one.
     public var parsedQuery: ParsedQuery?
+    /// The requested facets, in the order asked.
+    public var facets: [Facet] = []
 }

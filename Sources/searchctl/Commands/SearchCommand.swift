@@ -36,7 +36,13 @@ struct SearchCommand: ParsableCommand {
             switch format {
             case .uris: results.hits.forEach { print($0.uri) }
             case .jsonl: results.hits.forEach { print($0.json.compact) }
-            case .json: print(JSONValue.object([("found", .int(Int64(found ?? results.hits.count))), ("hits", .array(results.hits.map(\.json)))]).pretty)
+            case .json:
+                print(JSONValue.object([
+                    ("found", .int(Int64(found ?? results.hits.count))), ("hits", .array(results.hits.map(\.json))),
+                    ("facets", .object(results.facets.map { facet in
+                        (facet.name, .array(facet.values.map { .object([("value", .string($0.value)), ("count", .int(Int64($0.count)))]) }))
+                    })),
+                ]).pretty)
             case .table:
                 var table = TextTable(headers: ["NAME", "ENTITY", "SCORE", "DISTANCE", "URI"] + (options.snippets ? ["SNIPPET"] : []),
                                       shrinkable: options.snippets ? [5, 0] : [0], highlighted: [5])
@@ -48,6 +54,12 @@ struct SearchCommand: ParsableCommand {
                 print(table.renderForStandardOutput())
                 if let found, !results.hits.isEmpty {
                     print("\(results.hits.count) of \(found.grouped) found" + (request.offset > 0 ? ", from \(request.offset + 1)" : ""))
+                }
+                // The ten most frequent values of each facet, with the count of the rest.
+                for facet in results.facets where !results.hits.isEmpty {
+                    let shown = facet.values.prefix(10).map { "\($0.value.terminalSafe) \($0.count.grouped)" }
+                    let rest = facet.values.count > 10 ? ", and \((facet.values.count - 10).grouped) more values" : ""
+                    print("\(facet.name): " + shown.joined(separator: ", ") + rest)
                 }
             }
             index.noteUnfinishedExports()

@@ -30,8 +30,11 @@ struct SearchOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp("Keep hits inside MINLAT,MINLON,MAXLAT,MAXLON (MINLON > MAXLON crosses 180°).", valueName: "box"))
     var bbox: String?
 
-    @Option(help: "relevance or distance.")
-    var sort: SearchRequest.Sort?
+    @Option(help: ArgumentHelp("relevance, distance, or an attribute: population:desc, updated:asc.", valueName: "order"))
+    var sort: String?
+
+    @Option(name: .customLong("facet"), help: ArgumentHelp("Count the values of this attribute over every match (repeatable).", valueName: "attribute"))
+    var facets: [String] = []
 
     @Option(help: "Hits to print.")
     var limit = 20
@@ -66,6 +69,22 @@ struct SearchOptions: ParsableArguments {
         return value
     }
 
+    /// `--sort` spelled right, checked while parsing (a usage error, like every other option's).
+    func validate() throws {
+        _ = try Self.order(sort)
+    }
+
+    /// `--sort`: a built-in order, or an attribute with its direction.
+    static func order(_ sort: String?) throws -> (SearchRequest.Sort?, AttributeOrder?) {
+        guard let sort else { return (nil, nil) }
+        if let builtIn = SearchRequest.Sort(rawValue: sort) { return (builtIn, nil) }
+        let parts = sort.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts.count == 1 || ["asc", "desc"].contains(parts[1]) else {
+            throw ValidationError("--sort takes relevance, distance or ATTRIBUTE[:asc|:desc] (population:desc); got '\(sort)'")
+        }
+        return (nil, AttributeOrder(name: String(parts[0]), descending: parts.count == 2 && parts[1] == "desc"))
+    }
+
     func request() throws -> SearchRequest {
         let center = try near.map { text -> Coordinate in
             let values = try Self.numbers(text, count: 2, option: "near")
@@ -75,8 +94,11 @@ struct SearchOptions: ParsableArguments {
             let values = try Self.numbers(text, count: 4, option: "bbox")
             return try BoundingBox(minLatitude: values[0], minLongitude: values[1], maxLatitude: values[2], maxLongitude: values[3])
         }
+        let (order, attributeOrder) = try Self.order(sort)
         var request = SearchRequest(query: query, entities: entities, near: center, radius: try radius.map(Self.meters), boundingBox: box,
-                                    sort: sort, limit: limit, offset: offset, snippets: snippets)
+                                    sort: order, limit: limit, offset: offset, snippets: snippets)
+        request.sortAttribute = attributeOrder
+        request.facets = facets
         request.exactEntities = exactEntity
         request.lastWordIsPrefix = prefixLast
         request.filter = filter
@@ -84,5 +106,4 @@ struct SearchOptions: ParsableArguments {
     }
 }
 
-extension SearchRequest.Sort: ExpressibleByArgument {}
 
