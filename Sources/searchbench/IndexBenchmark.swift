@@ -88,13 +88,42 @@ struct IndexBenchmark: ParsableCommand {
         try row("text + radius 50 km", zip(workload.mixedWords, workload.centers).map { SearchRequest(query: $0, near: $1, radius: 50_000) }) {
             try baseline.textNear("\"\($0.query ?? "")\"", center: $0.near, radius: 50_000)
         }
-        FileHandle.standardError.write(Data("checks: \(agreements) of \(checks) spatial answers identical to the baseline's\n".utf8))
+        // Attribute filters, orders and facets; the baseline holds the same values as plain columns.
+        try row("filter population > n, top-20 by population", workload.thresholds.map { threshold in
+            var request = SearchRequest(limit: 20)
+            request.filter = "population > \(threshold)"
+            request.sortAttribute = AttributeOrder(name: "population", descending: true)
+            return request
+        }, { try baseline.uris("SELECT uri FROM places WHERE population > ? ORDER BY population DESC LIMIT 20", [String(($0.filter ?? "").split(separator: " ").last ?? "0")]) },
+            compare: true)
+        try row("text + country filter top-20", zip(workload.mixedWords, workload.countries).map { word, country in
+            var request = SearchRequest(query: word)
+            request.filter = "country == \"\(country)\""
+            return request
+        }) { request in
+            try baseline.uris("""
+                SELECT p.uri FROM places_fts JOIN places p ON p.id = places_fts.rowid
+                WHERE places_fts MATCH ? AND p.country = ? ORDER BY bm25(places_fts, 10.0, 6.0, 2.0, 1.0) LIMIT 20
+                """, ["\"\(request.query ?? "")\"", String((request.filter ?? "").split(separator: "\"").last ?? "")])
+        }
+        try row("text + facet country", workload.mixedWords.map { word in
+            var request = SearchRequest(query: word)
+            request.facets = ["country"]
+            return request
+        }) { request in
+            try baseline.uris("""
+                SELECT p.country || ' ' || COUNT(*) FROM places_fts JOIN places p ON p.id = places_fts.rowid
+                WHERE places_fts MATCH ? GROUP BY p.country ORDER BY COUNT(*) DESC
+                """, ["\"\(request.query ?? "")\""])
+        }
+        FileHandle.standardError.write(Data("checks: \(agreements) of \(checks) spatial and filter answers identical to the baseline's\n".utf8))
     }
 
     static func item(_ place: GeoNamesPlace, key: Int) -> IndexedItem {
         IndexedItem(uri: "x-coredata://BENCH/Place/p\(key + 1)", entity: "Place", displayName: place.name,
                     text: [place.alternatenames.joined(separator: ", ")], keywords: [place.countrycode, place.timezone],
-                    latitude: place.latitude, longitude: place.longitude, rank: Double(place.population))
+                    latitude: place.latitude, longitude: place.longitude, rank: Double(place.population),
+                    attributes: ["population": [.number(Double(place.population))], "country": [.string(place.countrycode)]])
     }
 
     static func percentiles(_ times: [Double]) -> (Double, Double) {
@@ -110,6 +139,7 @@ struct IndexBenchmark: ParsableCommand {
 struct Workload {
     var words: [String] = [], prefixes: [String] = [], phrases: [String] = [], mixedWords: [String] = []
     var boxes: [BoundingBox] = [], centers: [Coordinate] = []
+    var thresholds: [Int] = [], countries: [String] = []
 
     init(places: [GeoNamesPlace], count: Int) {
         var generator = SeededGenerator(state: 2026)
@@ -130,6 +160,8 @@ struct Workload {
         }
         for index in 0..<count {
             let place = places[Int.random(in: 0..<places.count, using: &generator)]
+            thresholds.append([1_000, 100_000, 1_000_000, 5_000_000].randomElement(using: &generator) ?? 1_000)
+            countries.append(place.countrycode)
             mixedWords.append(index % 2 == 0 ? common[index / 2 % common.count] : words[index])
             if let center = try? Coordinate(latitude: place.latitude, longitude: place.longitude) { centers.append(center) }
             if let box = try? BoundingBox(minLatitude: max(-90, place.latitude - 0.5), minLongitude: max(-180, place.longitude - 0.5),
@@ -148,7 +180,7 @@ final class Baseline {
         sqlite = try RawSQLite(path: path)
         try sqlite.execute("""
             PRAGMA journal_mode = WAL;
-            CREATE TABLE places (id INTEGER PRIMARY KEY, uri TEXT, latitude REAL, longitude REAL, population INTEGER);
+            CREATE TABLE places (id INTEGER PRIMARY KEY, uri TEXT, latitude REAL, longitude REAL, population INTEGER, country TEXT);
             CREATE VIRTUAL TABLE places_fts USING fts5(name, title, text, keywords, tokenize = 'unicode61 remove_diacritics 2');
             CREATE VIRTUAL TABLE places_geo USING rtree(id, min_lat, max_lat, min_lon, max_lon);
             """)
@@ -158,7 +190,8 @@ final class Baseline {
         try sqlite.execute("BEGIN")
         for (offset, place) in places.enumerated() {
             let id = Int64(firstKey + offset + 1)
-            let row = try sqlite.statement("INSERT INTO places (id, uri, latitude, longitude, population) VALUES (?, ?, ?, ?, ?)")
+            let row = try sqlite.statement("INSERT INTO places (id, uri, latitude, longitude, population, country) VALUES (?, ?, ?, ?, ?, ?)")
+            RawSQLite.bind(row, 6, place.countrycode)
             sqlite3_bind_int64(row, 1, id)
             RawSQLite.bind(row, 2, "x-coredata://BENCH/Place/p\(id)")
             sqlite3_bind_double(row, 3, place.latitude)
@@ -179,6 +212,15 @@ final class Baseline {
             guard sqlite3_step(geo) == SQLITE_DONE else { throw BenchmarkError("rtree insert failed") }
         }
         try sqlite.execute("COMMIT")
+    }
+
+    /// The first column of every row of a query with text arguments.
+    func uris(_ sql: String, _ arguments: [String]) throws -> [String] {
+        let statement = try sqlite.statement(sql)
+        for (index, argument) in arguments.enumerated() { RawSQLite.bind(statement, Int32(index + 1), argument) }
+        var uris: [String] = []
+        while sqlite3_step(statement) == SQLITE_ROW { uris.append(RawSQLite.text(statement, 0)) }
+        return uris
     }
 
     func text(_ match: String) throws -> [String] {

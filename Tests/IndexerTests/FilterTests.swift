@@ -219,6 +219,26 @@ struct FilterTests {
         }
     }
 
+    @Test("facets of word searches (one statement) count what brute force counts, with and without a filter")
+    func wordFacets() throws {
+        let (index, cities) = try Self.build()
+        for word in ["san", "roma", "zurich", "osaka", "nice", "paulo"] {
+            for filter in [nil, "population > 2000000"] {
+                var request = SearchRequest(query: word, limit: 5)
+                request.filter = filter
+                request.facets = ["country"]
+                let matching = cities.filter { city in
+                    SearchTokenizer.tokens(in: city.name).map(\.text).contains(word) && (filter == nil || (city.population ?? 0) > 2_000_000)
+                }
+                var expected: [String: Int] = [:]
+                for city in matching { if let code = city.code { expected[code, default: 0] += 1 } }
+                let facet = try #require(try index.search(request).facets.first)
+                #expect(Dictionary(uniqueKeysWithValues: facet.values.map { ($0.value, $0.count) }) == expected, "\(word) \(filter ?? "")")
+                #expect(try index.count(request) == matching.count)
+            }
+        }
+    }
+
     @Test("filters combine with words; a filter-only search lists the most important first; unknown attributes and bad syntax are errors with positions")
     func combined() throws {
         let (index, cities) = try Self.build()

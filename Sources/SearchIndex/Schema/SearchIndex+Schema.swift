@@ -95,7 +95,7 @@ extension SearchIndex {
                 CREATE TABLE item_attributes (item_id INTEGER NOT NULL, name TEXT NOT NULL, kind INTEGER NOT NULL, number REAL, text TEXT);
                 CREATE INDEX item_attributes_by_number ON item_attributes (name, number);
                 CREATE INDEX item_attributes_by_text ON item_attributes (name, text);
-                CREATE INDEX item_attributes_by_item ON item_attributes (item_id);
+                CREATE INDEX item_attributes_by_item ON item_attributes (item_id, name);
                 """)
         }
         return migrator

@@ -31,11 +31,16 @@ enum PredicateTarget {
         case .failure(let error):
             fatalError("unexpected error \(error)")
         }
-        let (sql, arguments) = predicate.sql()
-        do {
-            _ = try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM items i WHERE \(sql)", arguments: arguments) }
-        } catch {
-            fatalError("SQLite refuses the compiled predicate of \(text.debugDescription): \(sql): \(error)")
+        // Both forms (an item-set and a per-item probe) must run and agree.
+        var counts: [Int] = []
+        for correlated in [false, true] {
+            let (sql, arguments) = predicate.sql(correlated: correlated)
+            do {
+                counts.append(try database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM items i WHERE \(sql)", arguments: arguments) } ?? -1)
+            } catch {
+                fatalError("SQLite refuses the compiled predicate of \(text.debugDescription): \(sql): \(error)")
+            }
         }
+        if counts[0] != counts[1] { fatalError("the two forms of \(text.debugDescription) disagree: \(counts)") }
     }
 }
