@@ -6,14 +6,23 @@ import GRDB
 /// runs against items with attributes of every kind, or a clean error with a position inside the text.
 enum PredicateTarget {
     static let database: DatabaseQueue = {
-        let queue = FuzzDatabase.withTokenizer("""
-            CREATE TABLE items (id INTEGER PRIMARY KEY, entity TEXT);
-            CREATE TABLE item_attributes (item_id INTEGER NOT NULL, name TEXT NOT NULL, kind INTEGER NOT NULL, number REAL, text TEXT);
-            INSERT INTO items VALUES (1, 'Place'), (2, 'Place');
-            INSERT INTO item_attributes VALUES (1, 'population', 1, 3777491, NULL), (1, 'country', 0, NULL, 'JP'),
-                (1, 'updated', 2, 737000000, NULL), (2, 'country', 0, NULL, 'Zürich'), (2, 'name', 0, NULL, 'São Paulo');
-            """)
-        do { try queue.write { db in SearchIndex.registerPredicateFunctions(on: db) } } catch { fatalError("\(error)") }
+        // The index's own schema (its migrations), so the harness never drifts from what searches query.
+        let queue = FuzzDatabase.withTokenizer("SELECT 1")
+        do {
+            try SearchIndex.migrator.migrate(queue)
+            try queue.write { db in
+                SearchIndex.registerPredicateFunctions(on: db)
+                try db.execute(sql: """
+                    INSERT INTO stores (id, uuid, path, token, updated_at) VALUES (1, 'S', '/s', 0, 0);
+                    INSERT INTO items (id, uri, store_id, entity, display_name, boost, rank) VALUES (1, 'u1', 1, 'Place', 'Tokyo', 1, 0),
+                        (2, 'u2', 1, 'Place', 'São Paulo', 1, 0);
+                    INSERT INTO item_attributes VALUES (1, 'population', 1, 3777491, NULL), (1, 'country', 0, NULL, 'JP'),
+                        (1, 'updated', 2, 737000000, NULL), (2, 'country', 0, NULL, 'Zürich'), (2, 'name', 0, NULL, 'São Paulo');
+                    """)
+            }
+        } catch {
+            fatalError("searchlight-fuzz: cannot create the index schema: \(error)")
+        }
         return queue
     }()
 
