@@ -17,6 +17,9 @@ struct SearchCommand: ParsableCommand {
               searchctl search --near 47.37,8.54 --radius 30km --store Places.sqlite
               searchctl search --near -33.87,151.21 --radius 50km --store Places.sqlite
               searchctl search zurich --snippets --format table --store Places.sqlite
+              searchctl search --where 'country == "JP"' --sort population:desc
+              searchctl search park --facet country --store Places.sqlite
+              searchctl search 'san fr' --prefix-last --store Places.sqlite
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case uris, table, json, jsonl }
