@@ -39,23 +39,14 @@ struct IndexBenchmark: ParsableCommand {
     }
 
     private func measure(_ places: [GeoNamesPlace]) throws {
-        let base = URL(fileURLWithPath: workdir).appendingPathComponent("searchbench-\(getpid())-\(places.count)")
-        defer { for suffix in [".searchindex", ".searchindex-wal", ".searchindex-shm", ".baseline", ".baseline-wal", ".baseline-shm"] {
-            try? FileManager.default.removeItem(atPath: base.path + suffix)
-        } }
+        let files = BenchmarkFiles(workdir: workdir, label: "index-\(places.count)")
+        defer { files.remove() }
         let label = grouped(Double(places.count))
 
         // Bulk indexing.
-        let index = try SearchIndex(path: base.path + ".searchindex", mode: .readWrite(permissions: nil))
-        var oursSeconds = 0.0
-        for start in stride(from: 0, to: places.count, by: 5_000) {
-            let items = (start..<min(start + 5_000, places.count)).map { Self.item(places[$0], key: $0) }
-            let batch = IndexBatch(upserts: items, checkpoint: StoreCheckpoint(storeUUID: "BENCH", storePath: "/bench", token: Int64(start)))
-            oursSeconds += try Clock.seconds { try index.apply(batch) }
-        }
         // A first export ends by merging the full-text segments (counted in our time).
-        oursSeconds += try Clock.seconds { try index.optimize() }
-        let baseline = try Baseline(path: base.path + ".baseline")
+        let oursSeconds = try files.writeIndex(places) { Self.item($0, key: $1) }
+        let baseline = try Baseline(path: files.baseline)
         var baselineSeconds = 0.0
         for start in stride(from: 0, to: places.count, by: 5_000) {
             let slice = Array(places[start..<min(start + 5_000, places.count)])
@@ -65,7 +56,7 @@ struct IndexBenchmark: ParsableCommand {
         print("| bulk indexing (items/s) | \(label) | \(grouped(ours)) | \(grouped(theirs)) | \(String(format: "%.2f", ours / theirs))× |")
 
         // Queries, through a read-only connection of its own, as searchctl opens the index.
-        let reader = try SearchIndex(path: base.path + ".searchindex", mode: .readOnly)
+        let reader = try SearchIndex(path: files.index, mode: .readOnly)
         let workload = Workload(places: places, count: queries)
         var agreements = 0, checks = 0
         func row(_ name: String, _ requests: [SearchRequest], _ naive: (SearchRequest) throws -> [String], compare: Bool = false) throws {

@@ -33,21 +33,14 @@ struct RelevanceBenchmark: ParsableCommand {
         let sets = GazetteerQueries.sets(places: places, minimumPopulation: minimumPopulation, count: queries)
         print("relevance: GeoNames cities500 (\(grouped(Double(places.count))) places, CC-BY 4.0 geonames.org); cities of \(grouped(Double(minimumPopulation)))+ people")
         print("machine: \(machineDescription())")
-        let base = URL(fileURLWithPath: workdir).appendingPathComponent("searchbench-relevance-\(getpid())")
-        defer { for suffix in [".searchindex", ".searchindex-wal", ".searchindex-shm", ".baseline", ".baseline-wal", ".baseline-shm"] {
-            try? FileManager.default.removeItem(atPath: base.path + suffix)
-        } }
-        let index = try SearchIndex(path: base.path + ".searchindex", mode: .readWrite(permissions: nil))
-        for start in stride(from: 0, to: places.count, by: 5_000) {
-            let items = (start..<min(start + 5_000, places.count)).map { Self.item(places[$0], key: $0) }
-            try index.apply(IndexBatch(upserts: items, checkpoint: StoreCheckpoint(storeUUID: "BENCH", storePath: "/bench", token: Int64(start))))
-        }
-        try index.optimize()
-        let baseline = try Baseline(path: base.path + ".baseline")
+        let files = BenchmarkFiles(workdir: workdir, label: "relevance")
+        defer { files.remove() }
+        _ = try files.writeIndex(places) { Self.item($0, key: $1) }
+        let baseline = try Baseline(path: files.baseline)
         for start in stride(from: 0, to: places.count, by: 5_000) {
             try baseline.insert(Array(places[start..<min(start + 5_000, places.count)]), firstKey: start)
         }
-        let reader = try SearchIndex(path: base.path + ".searchindex", mode: .readOnly)
+        let reader = try SearchIndex(path: files.index, mode: .readOnly)
         print("")
         print("| set | queries | success@1 Searchlight | success@1 baseline | MRR@10 Searchlight | MRR@10 baseline |")
         print("|---|---:|---:|---:|---:|---:|")

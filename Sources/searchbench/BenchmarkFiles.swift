@@ -1,0 +1,36 @@
+import Foundation
+import SearchIndex
+
+/// The index and baseline files one benchmark run writes beside each other, and how it fills the index.
+struct BenchmarkFiles {
+    /// The path both files share, without suffix.
+    let base: String
+
+    /// Files named after the benchmark and this process under `workdir`.
+    init(workdir: String, label: String) {
+        base = URL(fileURLWithPath: workdir).appendingPathComponent("searchbench-\(label)-\(getpid())").path
+    }
+
+    var index: String { base + ".searchindex" }
+    var baseline: String { base + ".baseline" }
+
+    /// Removes both files and their companions.
+    func remove() {
+        for suffix in [".searchindex", ".searchindex-wal", ".searchindex-shm", ".baseline", ".baseline-wal", ".baseline-shm"] {
+            try? FileManager.default.removeItem(atPath: base + suffix)
+        }
+    }
+
+    /// Writes the places into a new index in batches of 5,000, as a first export does, and merges the
+    /// full-text segments at the end; returns the seconds that took.
+    func writeIndex(_ places: [GeoNamesPlace], item: (GeoNamesPlace, Int) -> IndexedItem) throws -> Double {
+        let index = try SearchIndex(path: self.index, mode: .readWrite(permissions: nil))
+        var seconds = 0.0
+        for start in stride(from: 0, to: places.count, by: 5_000) {
+            let items = (start..<min(start + 5_000, places.count)).map { item(places[$0], $0) }
+            let batch = IndexBatch(upserts: items, checkpoint: StoreCheckpoint(storeUUID: "BENCH", storePath: "/bench", token: Int64(start)))
+            seconds += try Clock.seconds { try index.apply(batch) }
+        }
+        return seconds + (try Clock.seconds { try index.optimize() })
+    }
+}
