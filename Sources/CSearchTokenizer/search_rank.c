@@ -21,6 +21,11 @@ typedef struct RankData {
     unsigned char *covered;
     int coveredCapacity;
     double *frequencies;
+    // Typo tolerance: each phrase's group and edits, from the plan argument ("0:0 0:1 1:0 -"); and
+    // scratch for the fewest edits a row matched per group. Without a plan every phrase is exact.
+    int *phraseGroup, *phraseEdits, *groupEdits;
+    int groupCount;
+    int wholeValues;  // whether whole-value matches can be told (every phrase in a group)
 } RankData;
 
 static void rank_data_free(void *pointer) {
@@ -29,8 +34,11 @@ static void rank_data_free(void *pointer) {
     free(data->starts);
     free(data->covered);
     free(data->frequencies);
+    free(data->phraseGroup);
     free(data);
 }
+
+static int read_plan(RankData *data, const char *plan);
 
 static int count_row(const Fts5ExtensionApi *api, Fts5Context *context, void *user) {
     (void)api; (void)context;
@@ -39,7 +47,7 @@ static int count_row(const Fts5ExtensionApi *api, Fts5Context *context, void *us
 }
 
 // IDF and average lengths are the same for every row of a query: computed once, kept as auxdata.
-static RankData *rank_data(const Fts5ExtensionApi *api, Fts5Context *context, int *rc) {
+static RankData *rank_data(const Fts5ExtensionApi *api, Fts5Context *context, const char *plan, int *rc) {
     RankData *data = api->xGetAuxdata(context, 0);
     if (data) return data;
     int phrases = api->xPhraseCount(context), columns = api->xColumnCount(context);
@@ -53,6 +61,7 @@ static RankData *rank_data(const Fts5ExtensionApi *api, Fts5Context *context, in
     data->average = data->idf + phrases;
     data->frequencies = calloc((size_t)phrases + 1, sizeof(double));
     if (!data->frequencies) { free(data); *rc = SQLITE_NOMEM; return NULL; }
+    if ((*rc = read_plan(data, plan)) != SQLITE_OK) { rank_data_free(data); return NULL; }
     for (int column = 0; column < columns; column++) {
         sqlite3_int64 total = 0;
         if ((*rc = api->xColumnTotalSize(context, column, &total)) != SQLITE_OK) { rank_data_free(data); return NULL; }
@@ -69,8 +78,64 @@ static RankData *rank_data(const Fts5ExtensionApi *api, Fts5Context *context, in
 }
 
 // The columns: display_name, title, text, keywords. Arguments: the four weights, the item's static rank,
-// its value lengths.
-enum { TEXT_COLUMNS = 4, RANK_ARGUMENT = 4, LENGTHS_ARGUMENT = 5 };
+// its value lengths, the query's phrase plan.
+enum { TEXT_COLUMNS = 4, RANK_ARGUMENT = 4, LENGTHS_ARGUMENT = 5, PLAN_ARGUMENT = 6 };
+
+// Without a plan every phrase is exact and its own group (the first 64; a row matching a later one is
+// never a whole-value match).
+static void each_phrase_a_group(RankData *data) {
+    data->groupCount = data->phraseCount < 64 ? data->phraseCount : 64;
+    data->wholeValues = data->phraseCount <= 64;
+    for (int phrase = 0; phrase < data->phraseCount; phrase++) {
+        data->phraseGroup[phrase] = phrase < 64 ? phrase : -1;
+        data->phraseEdits[phrase] = 0;
+    }
+}
+
+// Reads the phrase plan: "group:edits" per phrase in FTS5's order, "-" for an excluded phrase. A plan
+// that does not describe every phrase is ignored (every phrase then counts as exact).
+static int read_plan(RankData *data, const char *plan) {
+    int phrases = data->phraseCount;
+    data->phraseGroup = calloc((size_t)phrases * 2 + 65, sizeof(int));
+    if (!data->phraseGroup) return SQLITE_NOMEM;
+    data->wholeValues = 1;
+    data->phraseEdits = data->phraseGroup + phrases;
+    data->groupEdits = data->phraseEdits + phrases;
+    if (!plan || !*plan) { each_phrase_a_group(data); return SQLITE_OK; }
+    data->groupCount = 0;
+    const char *cursor = plan;
+    for (int phrase = 0; phrase < phrases; phrase++) {
+        while (*cursor == ' ') cursor++;
+        if (*cursor == '-') { data->phraseGroup[phrase] = -1; cursor++; continue; }
+        char *end = NULL;
+        long group = strtol(cursor, &end, 10);
+        if (end == cursor || *end != ':' || group < 0 || group >= 64) { each_phrase_a_group(data); return SQLITE_OK; }
+        cursor = end + 1;
+        long edits = strtol(cursor, &end, 10);
+        if (end == cursor || edits < 0 || edits > 16) { each_phrase_a_group(data); return SQLITE_OK; }
+        cursor = end;
+        data->phraseGroup[phrase] = (int)group;
+        data->phraseEdits[phrase] = (int)edits;
+        if (group + 1 > data->groupCount) data->groupCount = (int)group + 1;
+    }
+    return SQLITE_OK;
+}
+
+// The typos of a row: per group of alternatives, the fewest edits among the phrases it matched (kept in
+// groupEdits, -1 for a group it did not match), summed.
+static int row_edits(const Fts5ExtensionApi *api, Fts5Context *context, RankData *data, int instances) {
+    for (int group = 0; group < data->groupCount; group++) data->groupEdits[group] = -1;
+    for (int i = 0; i < instances; i++) {
+        int phrase = 0, column = 0, offset = 0;
+        if (api->xInst(context, i, &phrase, &column, &offset) != SQLITE_OK || phrase < 0 || phrase >= data->phraseCount) continue;
+        int group = data->phraseGroup[phrase], edits = data->phraseEdits[phrase];
+        if (group < 0) continue;
+        if (data->groupEdits[group] < 0 || edits < data->groupEdits[group]) data->groupEdits[group] = edits;
+    }
+    int total = 0;
+    for (int group = 0; group < data->groupCount; group++) if (data->groupEdits[group] > 0) total += data->groupEdits[group];
+    return total;
+}
 
 // Grows a scratch buffer to hold `count` elements; 0 when memory runs out.
 static int reserve(void **buffer, int *capacity, int count, size_t element) {
@@ -121,35 +186,37 @@ static int value_of(const int *starts, int count, int position) {
     return low;
 }
 
-// searchlight_rank(items_fts, w0, w1, w2, w3, rank): relevance, minus (lower is better, like bm25).
+// searchlight_rank(items_fts, w0, w1, w2, w3, rank, value_lengths, plan): relevance, minus (lower is better, like bm25).
 //
 // A row whose one value (its name, one alternate name, one tag) is entirely what was typed — every token
-// of the value matched, and every query phrase the row matched found inside it — is a whole-value match:
+// of the value matched, and every query word the row matched found inside it, by the word itself or by its
+// closest typo expansion that the row holds — is a whole-value match:
 // it scores above every partial match, by its column's exact weight times 1 + log10(1 + rank), so the most
 // important of the places called "Roma" comes first. Other rows score BM25F per value: each value's term
 // frequencies normalized by that value's own length, the best value counting, so a long list of alternate
-// names neither dilutes nor piles up a match; times a mild 1 + 0.05·log10(1 + rank).
+// names neither dilutes nor piles up a match; times a mild 1 + 0.05·log10(1 + rank). Each edit of the
+// row's typo matches (per word, its closest expansion) then costs SEARCHLIGHT_TYPO_PENALTY.
 static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
                              int argumentCount, sqlite3_value **arguments) {
     const double k1 = 1.2, b = 0.75, averageValueLength = 2.0;
     int rc = SQLITE_OK;
-    RankData *data = rank_data(api, context, &rc);
+    const char *plan = argumentCount > PLAN_ARGUMENT ? (const char *)sqlite3_value_text(arguments[PLAN_ARGUMENT]) : NULL;
+    RankData *data = rank_data(api, context, plan, &rc);
     if (!data) { sqlite3_result_error_code(result, rc); return; }
     double rank = argumentCount > RANK_ARGUMENT ? sqlite3_value_double(arguments[RANK_ARGUMENT]) : 0;
     double importance = log10(1 + (rank > 0 && isfinite(rank) ? rank : 0));
     int columns = data->columnCount < TEXT_COLUMNS ? data->columnCount : TEXT_COLUMNS;
-    int phrases = data->phraseCount < 64 ? data->phraseCount : 64;  // masks; more phrases score as partial
     int instances = 0;
     if ((rc = api->xInstCount(context, &instances)) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
     const char *lengths = argumentCount > LENGTHS_ARGUMENT ? (const char *)sqlite3_value_text(arguments[LENGTHS_ARGUMENT]) : NULL;
     // One column at a time: values, then per value the phrases found, the positions covered and the
     // term frequencies.
     double bestExact = -1, bestPartial = 0;
+    // The groups the row matched, each by its best (fewest-edit) phrases: a whole-value match is a value
+    // that holds a best phrase of every one of them.
+    int edits = row_edits(api, context, data, instances);
     unsigned long long rowMask = 0;
-    for (int i = 0; i < instances; i++) {
-        int phrase = 0, column = 0, offset = 0;
-        if (api->xInst(context, i, &phrase, &column, &offset) == SQLITE_OK && phrase >= 0 && phrase < phrases) rowMask |= 1ULL << phrase;
-    }
+    for (int group = 0; group < data->groupCount; group++) if (data->groupEdits[group] >= 0) rowMask |= 1ULL << group;
     if (!reserve((void **)&data->starts, &data->startsCapacity, 1, sizeof(int))) { sqlite3_result_error_nomem(result); return; }
     for (int column = 0; column < columns && rc == SQLITE_OK; column++) {
         int size = 0;
@@ -185,7 +252,7 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
                     int first = starts[current], last = current + 1 < count ? starts[current + 1] : size;
                     int length = last - first, coveredCount = 0;
                     for (int position = first; position < last; position++) coveredCount += covered[position];
-                    if (mask == rowMask && coveredCount == length && length > 0 && phrases == data->phraseCount && exactWeights[column] > bestExact) {
+                    if (mask == rowMask && coveredCount == length && length > 0 && data->wholeValues && exactWeights[column] > bestExact) {
                         bestExact = exactWeights[column];
                     }
                     double norm = 1.0 - b + b * (double)length / (column < 2 ? data->average[column] : averageValueLength);
@@ -201,7 +268,8 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
                 current = value;
                 mask = 0;
             }
-            if (phrase < 64) mask |= 1ULL << phrase;
+            int group = data->phraseGroup[phrase];
+            if (group >= 0 && data->phraseEdits[phrase] == data->groupEdits[group]) mask |= 1ULL << group;
             frequencies[phrase] += 1;
             int phraseSize = api->xPhraseSize(context, phrase);
             for (int position = offset; position < offset + (phraseSize > 0 ? phraseSize : 1) && position < size; position++) covered[position] = 1;
@@ -209,6 +277,8 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
     }
     if (rc != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
     double score = bestExact >= 0 ? 1000.0 + bestExact * (1.0 + importance) : bestPartial * (1.0 + 0.05 * importance);
+    // Every edit costs more than any score: rows matched as typed come first, then one typo, then two.
+    score -= SEARCHLIGHT_TYPO_PENALTY * edits;
     sqlite3_result_double(result, -score);
 }
 

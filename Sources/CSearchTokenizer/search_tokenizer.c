@@ -1,5 +1,6 @@
 #include "search_tokenizer.h"
 #include "fts5_api.h"
+#include "term_collector.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ typedef struct Tokenizer {
     UChar *scratch1, *scratch2;
     char *utf8;
     int scratchCapacity;
+    TermCollector *collector;  // the connection's, when FTS5 created this tokenizer; not owned
 } Tokenizer;
 
 static void tokenizer_free(Tokenizer *t) {
@@ -254,17 +256,23 @@ static int tokenize_with(Tokenizer *t, const char *text, int length, int withPar
 typedef struct FTS5Call {
     void *context;
     int (*xToken)(void *, int, const char *, int, int, int);
+    TermCollector *collector;  // documents only: their terms feed the typo-tolerance term table
 } FTS5Call;
 
 static int fts5_emit(void *context, const char *token, int token_length, int start, int end, int colocated) {
     FTS5Call *call = context;
+    if (call->collector) {
+        int rc = term_collector_add(call->collector, token, token_length);
+        if (rc != SQLITE_OK) return rc;
+    }
     return call->xToken(call->context, colocated ? FTS5_TOKEN_COLOCATED : 0, token, token_length, start, end);
 }
 
-static int fts5_create(void *unused, const char **args, int count, Fts5Tokenizer **out) {
-    (void)unused; (void)args; (void)count;
+static int fts5_create(void *collector, const char **args, int count, Fts5Tokenizer **out) {
+    (void)args; (void)count;
     Tokenizer *t = tokenizer_new();
     if (!t) return SQLITE_ERROR;
+    t->collector = collector;
     *out = (Fts5Tokenizer *)t;
     return SQLITE_OK;
 }
@@ -273,10 +281,11 @@ static void fts5_delete(Fts5Tokenizer *tokenizer) { tokenizer_free((Tokenizer *)
 
 static int fts5_tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, const char *text, int length,
                          int (*xToken)(void *, int, const char *, int, int, int)) {
-    FTS5Call call = { context, xToken };
+    int document = (flags & FTS5_TOKENIZE_DOCUMENT) != 0;
+    FTS5Call call = { context, xToken, document ? ((Tokenizer *)tokenizer)->collector : NULL };
     // Parts go into the index only (documents, and the deletes that re-tokenize them): queries match
     // words as typed, and highlight and snippets walk whole words.
-    int rc = tokenize_with((Tokenizer *)tokenizer, text, length, (flags & FTS5_TOKENIZE_DOCUMENT) != 0, &call, fts5_emit);
+    int rc = tokenize_with((Tokenizer *)tokenizer, text, length, document, &call, fts5_emit);
     return rc == TOKENIZE_NOMEM ? SQLITE_NOMEM : rc == TOKENIZE_FAILED ? SQLITE_ERROR : rc;
 }
 
@@ -297,7 +306,10 @@ int searchlight_register_tokenizer(sqlite3 *db) {
     int rc = searchlight_fts5_api(db, &api);
     if (rc != SQLITE_OK) return rc;
     fts5_tokenizer methods = { fts5_create, fts5_delete, fts5_tokenize };
-    return api->xCreateTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, NULL, &methods, NULL);
+    // The connection's term set lives as long as the registration; SQLite frees it.
+    TermCollector *collector = term_collector_new();
+    if (!collector) return SQLITE_NOMEM;
+    return api->xCreateTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, collector, &methods, term_collector_free);
 }
 
 // MARK: direct use

@@ -171,9 +171,10 @@ struct CommandLineTruthTests {
                 #expect(hit["score"] is Double && (hit["latitude"] is Double || hit["latitude"] is NSNull))
                 #expect(arguments.contains("--near") ? hit["distanceMeters"] is Double : hit["distanceMeters"] is NSNull)
                 #expect(arguments.contains("--snippets") ? hit["snippet"] is String : hit["snippet"] is NSNull)
+                #expect(hit["typos"] is Int)
             }
         }
-        #expect(keySets == [["displayName", "distanceMeters", "entity", "latitude", "longitude", "score", "snippet", "uri"]])
+        #expect(keySets == [["displayName", "distanceMeters", "entity", "latitude", "longitude", "score", "snippet", "typos", "uri"]])
         let dumped = try CLI.run(["dump", "--store", store]).lines.map { try #require(try CLI.json($0) as? [String: Any]) }
         #expect(!dumped.isEmpty && Set(dumped.map { $0.keys.sorted() }).count == 1 && dumped.allSatisfy { $0["rank"] is Double })
     }

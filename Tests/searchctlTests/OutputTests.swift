@@ -141,10 +141,10 @@ struct OutputTests {
         #expect(text.status == 0 && text.stdout.contains("token 1; newest 1, lag 0") && text.stdout.contains("writer: none"))
 
         let explain = try CLI.run(["explain", "zurich", "--near", "47.37,8.54", "--radius", "30km", "--store", store])
-        #expect(explain.status == 0 && explain.lines.first == "query: [word zurich]" && explain.stdout.contains("query plan:"))
+        #expect(explain.status == 0 && explain.lines.first?.hasPrefix("query: [word zurich") == true && explain.stdout.contains("query plan:"))
         #expect(explain.lines.contains { $0.hasPrefix("plan: ") } && explain.stdout.contains("items_fts MATCH ?"))
         let json = try #require(try CLI.json(try CLI.run(["explain", "zurich", "--store", store, "--format", "json"]).stdout) as? [String: Any])
-        #expect(json["plan"] as? String == "text" && json["fts5"] as? String == "\"zurich\"" && json["hits"] as? Int == 1)
+        #expect(json["plan"] as? String == "text" && (json["fts5"] as? String)?.contains("\"zurich\"") == true && json["hits"] as? Int == 1)
         let statement = try #require((json["statements"] as? [[String: Any]])?.first)
         #expect((statement["sql"] as? String)?.contains("MATCH") == true && (statement["queryPlan"] as? [String])?.isEmpty == false)
         #expect(try CLI.run(["explain", "--store", store, "--", "-zurich"]).status == 64)

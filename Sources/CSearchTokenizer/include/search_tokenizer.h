@@ -29,4 +29,20 @@ int searchlight_tokenize(const char *text, int length, int withParts, void *cont
 /// position), without building the tokens. -1 when ICU fails.
 int searchlight_token_count(const char *text, int length);
 
+/// Terms shorter than this many scalars never take part in typo tolerance (a 5-letter word with one
+/// edit matches 4-letter terms at the shortest), so the term table leaves them out.
+#define SEARCHLIGHT_TYPO_MINIMUM_TERM 4
+
+/// What each edit of a typo match subtracts from a `searchlight_rank` score: more than any score
+/// reaches, so rows matched as typed rank first, then those with one edit, then two.
+#define SEARCHLIGHT_TYPO_PENALTY 1e7
+
+/// Receives one term; returns non-zero to stop.
+typedef int (*searchlight_term_callback)(void *context, const char *term, int length);
+
+/// Hands over, in order, the distinct terms (of SEARCHLIGHT_TYPO_MINIMUM_TERM scalars or more) that the
+/// connection's tokenizer produced for documents since the last call, and forgets them. Returns 0, 1 when
+/// there were too many to keep (none are passed: read the vocabulary instead), or -1 on failure.
+int searchlight_drain_terms(sqlite3 *db, void *context, searchlight_term_callback callback);
+
 #endif

@@ -102,6 +102,7 @@ extension SearchIndex {
         // The same request a search runs: entity filters widened to sub-entities.
         let request = try withEntityKinds(request)
         return try read { db in
+            let parsed = try parsed.map { parsed in request.typoTolerance ? try Search.expanded(parsed, db: db) : parsed }
             var search = Search(db: db, request: request, parsed: parsed, predicate: predicate, recordsStatements: true)
             let results = try search.run()
             var statements: [SearchExplanation.Statement] = []

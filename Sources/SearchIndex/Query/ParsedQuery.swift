@@ -14,6 +14,17 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         public var isPrefix: Bool
         /// Whether it was a quoted phrase.
         public var isPhrase: Bool
+        /// Terms within a few edits that match in its place, ranked below it (typo tolerance); empty
+        /// for phrases, several-token words, short words and searches with ``SearchRequest/typoTolerance`` off.
+        public var expansions: [TypoExpansion] = []
+
+        /// Creates a term.
+        public init(text: String, tokens: [String], isPrefix: Bool, isPhrase: Bool) {
+            self.text = text
+            self.tokens = tokens
+            self.isPrefix = isPrefix
+            self.isPhrase = isPhrase
+        }
 
         /// The FTS5 spelling: a quoted string, `*` after it for prefixes. Quotes are doubled scalar by
         /// scalar: a `"` followed by a combining mark is one Swift Character that String replacement misses.
@@ -25,6 +36,14 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
             }
             return "\"" + String(quoted) + "\"" + (isPrefix ? " *" : "")
         }
+
+        /// The term and its expansions as FTS5 phrases, in order, with the edits of each.
+        var phrases: [(expression: String, edits: Int)] {
+            [(expression, 0)] + expansions.map { expansion in
+                // Normalized terms hold no quote; doubled anyway, as above.
+                ("\"" + expansion.term.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (expansion.isPrefix ? " *" : ""), expansion.edits)
+            }
+        }
     }
 
     /// Groups that must all match; within a group any term may (`a OR b`).
@@ -32,10 +51,11 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
     /// Terms that must not match (`-word`).
     public var excluded: [Term]
 
-    /// The FTS5 MATCH expression.
+    /// The FTS5 MATCH expression: each term with its typo expansions as alternatives.
     public var expression: String {
         let groups = required.map { group in
-            group.count == 1 ? group[0].expression : "(" + group.map(\.expression).joined(separator: " OR ") + ")"
+            let phrases = group.flatMap(\.phrases).map(\.expression)
+            return phrases.count == 1 ? phrases[0] : "(" + phrases.joined(separator: " OR ") + ")"
         }
         var expression = groups.joined(separator: " AND ")
         if !excluded.isEmpty {
@@ -44,6 +64,21 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         return expression
     }
 
+    /// Each FTS5 phrase of ``expression``, in FTS5's numbering, as `group:edits` (`-` for excluded ones):
+    /// the ranking function counts a row's typos from it, the fewest edits of the phrases it matched in each
+    /// group, so that exact matches always come first.
+    var phrasePlan: String {
+        var plan: [String] = []
+        for (index, group) in required.enumerated() {
+            for term in group { plan += term.phrases.map { "\(index):\($0.edits)" } }
+        }
+        plan += excluded.map { _ in "-" }
+        return plan.joined(separator: " ")
+    }
+
+    /// Whether some term has typo expansions.
+    public var hasExpansions: Bool { required.contains { group in group.contains { !$0.expansions.isEmpty } } }
+
     /// A readable rendering of the parse, for `explain`.
     public var description: String {
         let groups = required.map { group in group.map(Self.describe).joined(separator: " OR ") }
@@ -51,7 +86,10 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func describe(_ term: Term) -> String {
-        (term.isPhrase ? "phrase" : term.isPrefix ? "prefix" : "word") + " " + term.tokens.joined(separator: " ") + (term.isPrefix ? "*" : "")
+        let typed = (term.isPhrase ? "phrase" : term.isPrefix ? "prefix" : "word") + " " + term.tokens.joined(separator: " ") + (term.isPrefix ? "*" : "")
+        guard !term.expansions.isEmpty else { return typed }
+        let expansions = term.expansions.map { "\($0.term)\($0.isPrefix ? "*" : "") (\($0.edits) edit\($0.edits == 1 ? "" : "s"))" }
+        return typed + " ~ " + expansions.joined(separator: ", ")
     }
 }
 

@@ -1,3 +1,4 @@
+import CSearchTokenizer
 import Foundation
 import GRDB
 
@@ -7,7 +8,13 @@ extension SearchIndex {
     /// match, ordered by the item's static rank; partial matches score BM25F per value, so a long list
     /// of alternate names neither buries nor piles up a match (see README, Relevance).
     static let weights = "10.0, 6.0, 2.0, 1.0"
-    static let rankFunction = "searchlight_rank(items_fts, \(weights), i.rank, i.value_lengths)"
+    /// Its last argument is the query's phrase plan (``ParsedQuery/phrasePlan``), bound before the MATCH
+    /// expression: each edit of a typo match costs ``typoPenalty``, more than any score.
+    static let rankFunction = "searchlight_rank(items_fts, \(weights), i.rank, i.value_lengths, ?)"
+    /// What one edit subtracts from a score (the ranking function's constant).
+    static let typoPenalty = Double(SEARCHLIGHT_TYPO_PENALTY)
+    /// The largest score a row reaches without typos, far below one penalty.
+    static let scoreCeiling = 1e5
 
     /// Runs a search in one read transaction.
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
@@ -16,8 +23,12 @@ extension SearchIndex {
         let request = try withEntityKinds(request)
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
+                let parsed = try parsed.map { parsed in request.typoTolerance ? try Search.expanded(parsed, db: db) : parsed }
                 var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
                 var results = try search.run()
+                if results.hits.isEmpty, request.offset == 0, let parsed, let query = request.query {
+                    results.suggestion = try Search.suggestion(for: parsed, query: query, db: db)
+                }
                 if !request.facets.isEmpty {
                     // Over every match, in the same read transaction: words alone in one statement per facet;
                     // otherwise the same search, unpaged, and its items' values.
@@ -47,6 +58,7 @@ extension SearchIndex {
         unpaged = try withEntityKinds(unpaged)
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
+                let parsed = try parsed.map { parsed in request.typoTolerance ? try Search.expanded(parsed, db: db) : parsed }
                 var search = Search(db: db, request: unpaged, parsed: parsed, predicate: predicate)
                 return try search.count()
             }
@@ -154,6 +166,9 @@ struct Search {
         if recordsStatements { statements.append((sql, arguments)) }
     }
 
+    /// The ranking function's phrase plan for the query (its typo expansions' edits).
+    var phrasePlan: String { parsed?.phrasePlan ?? "" }
+
     var needed: Int { request.offset.addingReportingOverflow(request.limit).overflow ? Int.max : request.offset + request.limit }
     var center: Coordinate? { request.near ?? request.boundingBox?.center }
 
@@ -187,8 +202,13 @@ struct Search {
             candidates = try ordered(candidates)
         }
         var hits = candidates.map { candidate in
-            SearchHit(uri: candidate.uri, entity: candidate.entity, displayName: candidate.displayName, score: candidate.score,
-                      latitude: candidate.latitude, longitude: candidate.longitude, distance: candidate.distance, snippet: nil)
+            // The ranking function folds typos into the score as penalties; a hit reports them apart.
+            let typos = candidate.score < 0 ? Int(((SearchIndex.scoreCeiling - candidate.score) / SearchIndex.typoPenalty).rounded(.down)) : 0
+            var hit = SearchHit(uri: candidate.uri, entity: candidate.entity, displayName: candidate.displayName,
+                                score: candidate.score + Double(typos) * SearchIndex.typoPenalty,
+                                latitude: candidate.latitude, longitude: candidate.longitude, distance: candidate.distance, snippet: nil)
+            hit.typos = typos
+            return hit
         }
         if request.snippets, let parsed {
             for index in hits.indices { hits[index].snippet = try snippet(id: candidates[index].id, expression: parsed.expression) }
@@ -420,7 +440,7 @@ struct Search {
             FROM items_fts JOIN items i ON i.id = items_fts.rowid
             WHERE items_fts MATCH ?\(filter.sql)
             """
-        var arguments: StatementArguments = [expression] + filter.arguments
+        var arguments: StatementArguments = [phrasePlan, expression] + filter.arguments
         if pagedInSQL {
             sql += " ORDER BY score, i.uri LIMIT ? OFFSET ?"
             arguments += [min(request.limit, Int(Int32.max)), request.offset]
@@ -450,7 +470,7 @@ struct Search {
                 FROM items_fts JOIN items i ON i.id = items_fts.rowid
                 WHERE items_fts MATCH ? AND items_fts.rowid IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
                 """
-            let arguments: StatementArguments = [expression] + StatementArguments(chunk)
+            let arguments: StatementArguments = [phrasePlan, expression] + StatementArguments(chunk)
             if start == 0 { record(sql, arguments) }
             for row in try Row.fetchAll(db, sql: sql, arguments: arguments) { scores[try row.integer(0)] = -(try row.number(1)) }
         }

@@ -36,6 +36,9 @@ public struct SearchRequest: Sendable, Hashable {
     /// Whether the query's last word is a prefix (search as you type): `san fr` finds San Francisco. A
     /// query ending with a space or a closing quote, or whose last term excludes, is taken as typed.
     public var lastWordIsPrefix = false
+    /// Whether words may match terms a few edits away (`zurch` finds Zürich), ranked below exact matches;
+    /// off, every word matches only as typed (`--exact`). See ``TypoExpander`` for the rules.
+    public var typoTolerance = true
     /// Whether ``entities`` match only items of exactly those entities; by default their sub-entities match
     /// too, as a Core Data fetch does.
     public var exactEntities = false
@@ -84,6 +87,9 @@ public struct SearchHit: Sendable, Hashable {
     public var distance: Double?
     /// The text around the matches, marked with `[` `]`, when snippets were asked for.
     public var snippet: String?
+    /// Edits between the words typed and the terms this hit matched (0: matched as typed); hits with
+    /// fewer typos always rank first.
+    public var typos = 0
 }
 
 /// How a search was carried out, for `explain` and tests.
@@ -142,4 +148,6 @@ public struct SearchResults: Sendable {
     public var parsedQuery: ParsedQuery?
     /// The requested facets, in the order asked.
     public var facets: [Facet] = []
+    /// When nothing matched: the query with its unmatched words replaced by the index's nearest terms.
+    public var suggestion: QuerySuggestion?
 }

@@ -98,9 +98,16 @@ extension SearchIndex {
                 CREATE INDEX item_attributes_by_item ON item_attributes (item_id, name);
                 """)
         }
+        migrator.registerMigration("v6") { db in
+            // Typo tolerance walks the index's terms as a trie: one B-tree seek per probe, where fts5vocab
+            // would count a term's documents at every step. Filled from the vocabulary once; the writer
+            // then adds each batch's new terms.
+            try db.execute(sql: "CREATE TABLE item_terms (term TEXT PRIMARY KEY) WITHOUT ROWID")
+            try TermDictionary.refresh(db)
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 5
+    static let schemaVersion = 6
 }

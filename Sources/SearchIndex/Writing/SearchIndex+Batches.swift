@@ -26,6 +26,7 @@ extension SearchIndex {
                 }
                 if let mark, let id { try mark.execute(arguments: [id, storeID]) }
             }
+            try TermDictionary.saveNewTerms(db)
             return result
         }
     }
@@ -70,7 +71,7 @@ extension SearchIndex {
             try db.execute(sql: """
                 INSERT INTO items_fts (items_fts) VALUES ('delete-all');
                 DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo; DELETE FROM rebuild_marks; DELETE FROM item_attributes;
-                DELETE FROM stores WHERE id = \(storeID);
+                DELETE FROM item_terms; DELETE FROM stores WHERE id = \(storeID);
                 """)
             return count
         }
@@ -87,10 +88,13 @@ extension SearchIndex {
                     WHERE i.id > ? AND i.store_id = ? ORDER BY i.id LIMIT ?
                     """, arguments: [after, storeID, batchSize])
                 for row in rows { try Self.delete(row, db: db) }
+                // The deleted items' terms are not new; the table is brought back to the vocabulary at the end.
+                TermDictionary.discardNewTerms(db)
                 removed += rows.count
                 guard let last = rows.last else {
                     try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = ?", arguments: [storeID])
                     try db.execute(sql: "DELETE FROM stores WHERE id = ?", arguments: [storeID])
+                    if removed > 0 { try TermDictionary.refresh(db) }
                     return true
                 }
                 after = try last.integer(0)
@@ -124,10 +128,14 @@ extension SearchIndex {
                     ORDER BY i.id LIMIT ?
                     """, arguments: [storeID, after, batchSize])
                 for row in rows { try Self.delete(row, db: db) }
+                TermDictionary.discardNewTerms(db)
                 removed += rows.count
                 guard let last = rows.last else {
                     try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = ?", arguments: [storeID])
                     _ = try Self.saveCheckpoint(checkpoint, db: db)
+                    // A rebuild's end: the terms of the items it swept, and of any deleted since the last
+                    // rebuild, leave the dictionary.
+                    if removed > 0 { try TermDictionary.refresh(db) }
                     return true
                 }
                 after = try last.integer(0)

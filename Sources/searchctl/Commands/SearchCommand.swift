@@ -8,7 +8,8 @@ struct SearchCommand: ParsableCommand {
         commandName: "search",
         abstract: "Search the index; prints object-ID URIs, best first.",
         discussion: """
-            QUERY: words (all must match), "phrases", prefix*, OR, -excluded. --radius takes 500m, 25km, 10mi or meters. \
+            QUERY: words (all must match), "phrases", prefix*, OR, -excluded. Words of 5 or more letters also \
+            match with a typo (9 or more: two), ranked below exact matches; --exact turns that off. --radius takes 500m, 25km, 10mi or meters. \
             A query that starts with -word goes after --, e.g. searchctl search --store S -- -draft. \
             Exit status 1 when nothing matches.
 
@@ -20,6 +21,7 @@ struct SearchCommand: ParsableCommand {
               searchctl search --where 'country == "JP"' --sort population:desc
               searchctl search park --facet country --store Places.sqlite
               searchctl search 'san fr' --prefix-last --store Places.sqlite
+              searchctl search zurch --store Places.sqlite
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case uris, table, json, jsonl }
@@ -66,6 +68,10 @@ struct SearchCommand: ParsableCommand {
                 }
             }
             index.noteUnfinishedExports()
+            if let suggestion = results.suggestion {
+                let words = suggestion.corrections.map { "'\($0.typed.terminalSafe)' → '\($0.suggested.terminalSafe)'" }.joined(separator: ", ")
+                printNote("nothing matches \(words.contains(",") ? "these words" : "that word"): \(words); did you mean: \(suggestion.query.terminalSafe)")
+            }
             if results.hits.isEmpty {
                 try index.checkEntities(options.entities)
                 throw ExitCode(ExitStatus.notFound.rawValue)

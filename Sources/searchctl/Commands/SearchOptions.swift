@@ -49,6 +49,9 @@ struct SearchOptions: ParsableArguments {
     @Flag(help: "The last word is a prefix, for search as you type: 'san fr' finds San Francisco.")
     var prefixLast = false
 
+    @Flag(help: "Words match only as typed: no typo tolerance (zurch no longer finds Zürich).")
+    var exact = false
+
     @Flag(help: "Include text around the matches.")
     var snippets = false
 
@@ -101,6 +104,7 @@ struct SearchOptions: ParsableArguments {
         request.facets = facets
         request.exactEntities = exactEntity
         request.lastWordIsPrefix = prefixLast
+        request.typoTolerance = !exact
         request.filter = filter
         return request
     }

@@ -11,6 +11,7 @@ extension SearchHit {
             ("longitude", located ? longitude.map(JSONValue.double) ?? .null : .null),
             ("distanceMeters", distance.map { .double($0.rounded()) } ?? .null),
             ("snippet", .optional(snippet)),
+            ("typos", .int(Int64(typos))),
         ])
     }
 }

@@ -1,0 +1,16 @@
+#ifndef SEARCHLIGHT_TERM_COLLECTOR_H
+#define SEARCHLIGHT_TERM_COLLECTOR_H
+
+// The distinct terms the tokenizer produced for documents (see term_collector.c).
+typedef struct TermCollector {
+    char **slots;    // open addressing, capacity a power of two
+    int capacity, count;
+    int overflowed;  // too many to keep: the table is refreshed from the vocabulary instead
+} TermCollector;
+
+TermCollector *term_collector_new(void);
+void term_collector_free(void *collector);
+/// Adds a token of a document, when it is long enough for typo tolerance. Returns an SQLite result code.
+int term_collector_add(TermCollector *collector, const char *term, int length);
+
+#endif

@@ -1,0 +1,104 @@
+import CSearchTokenizer
+import GRDB
+
+/// The index's terms in order (`item_terms`): the dictionary typo tolerance walks as a trie.
+///
+/// FTS5 keeps its vocabulary inside its segments, where `fts5vocab` counts every term's documents at
+/// each step, so a walk over it costs a doclist scan per probe; this table holds the same terms (those
+/// of ``minimumLength`` scalars or more) in a B-tree, where a probe is one seek. The tokenizer hands the
+/// writer each batch's new terms (``saveNewTerms(_:)``); terms of deleted items stay until
+/// ``refresh(_:)`` (a rebuild's end) and match nothing meanwhile, so expansions are checked against FTS5.
+struct TermDictionary {
+    /// Terms shorter than this are not kept: a 5-letter word with one edit matches 4-letter terms at the shortest.
+    static let minimumLength = Int(SEARCHLIGHT_TYPO_MINIMUM_TERM)
+
+    let db: Database
+    /// Probes made so far (for `explain` and the benchmark).
+    private(set) var seeks = 0
+    /// Past this many probes the dictionary answers as if it ended: a walk stops short rather than run long.
+    var seekLimit = 100_000
+
+    init(_ db: Database) {
+        self.db = db
+    }
+
+    /// The first term at or after `key` in byte order, as scalars.
+    mutating func term(atOrAfter key: [Unicode.Scalar]) throws -> [Unicode.Scalar]? {
+        guard seeks < seekLimit else { return nil }
+        seeks += 1
+        let text = try String.fetchOne(db.cachedStatement(sql: "SELECT term FROM item_terms WHERE term >= ? ORDER BY term LIMIT 1"),
+                                       arguments: [String(String.UnicodeScalarView(key))])
+        return text.map { Array($0.unicodeScalars) }
+    }
+
+    /// The characters that follow `prefix` in some term, in order, and whether `prefix` is itself a term:
+    /// one seek per child (a skip-scan of the B-tree).
+    mutating func children(of prefix: [Unicode.Scalar]) throws -> (scalars: [Unicode.Scalar], isTerm: Bool) {
+        var scalars: [Unicode.Scalar] = []
+        var isTerm = false
+        var key = prefix
+        while let term = try term(atOrAfter: key), term.starts(with: prefix) {
+            if term.count == prefix.count {
+                isTerm = true
+                key = prefix + [Unicode.Scalar(1)]  // past the term itself: no term holds a control character
+                continue
+            }
+            let child = term[prefix.count]
+            scalars.append(child)
+            guard let next = Self.successor(of: child) else { break }
+            key = prefix + [next]
+        }
+        return (scalars, isTerm)
+    }
+
+    /// Whether some term starts with `prefix` (or is exactly it, with `exactly`).
+    mutating func contains(_ prefix: [Unicode.Scalar], exactly: Bool) throws -> Bool {
+        guard let term = try term(atOrAfter: prefix) else { return false }
+        return exactly ? term == prefix : term.starts(with: prefix)
+    }
+
+    /// The next scalar value, skipping surrogates; nil after the last.
+    static func successor(of scalar: Unicode.Scalar) -> Unicode.Scalar? {
+        var value = scalar.value + 1
+        if value == 0xD800 { value = 0xE000 }
+        return Unicode.Scalar(value)
+    }
+
+    // MARK: Writing
+
+    /// Adds the terms the tokenizer produced for documents since the last call (this transaction's
+    /// inserts and updates); refreshes the whole table from the vocabulary when there were too many to keep.
+    static func saveNewTerms(_ db: Database) throws {
+        final class Sink { var terms: [String] = [] }
+        let sink = Sink()
+        let status = searchlight_drain_terms(db.sqliteConnection, Unmanaged.passUnretained(sink).toOpaque()) { context, term, length in
+            guard let context, let term else { return 1 }
+            let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
+            sink.terms.append(String(decoding: UnsafeRawBufferPointer(start: term, count: Int(length)), as: UTF8.self))
+            return 0
+        }
+        switch status {
+        case 0:
+            let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO item_terms (term) VALUES (?)")
+            for term in sink.terms { try insert.execute(arguments: [term]) }
+        case 1:
+            try refresh(db)
+        default:
+            throw DatabaseError(resultCode: .SQLITE_ERROR, message: "cannot read the new terms from the searchlight tokenizer")
+        }
+    }
+
+    /// Forgets the terms collected so far without saving them (those of deleted items).
+    static func discardNewTerms(_ db: Database) {
+        _ = searchlight_drain_terms(db.sqliteConnection, nil) { _, _, _ in 0 }
+    }
+
+    /// Rebuilds the table from FTS5's vocabulary: exactly the terms some item holds.
+    static func refresh(_ db: Database) throws {
+        discardNewTerms(db)
+        try db.execute(sql: """
+            DELETE FROM item_terms;
+            INSERT INTO item_terms (term) SELECT term FROM items_vocab WHERE length(term) >= \(minimumLength);
+            """)
+    }
+}

@@ -1,0 +1,122 @@
+import GRDB
+
+/// A term within a few edits of a query word: matched in its place, ranked below exact matches.
+public struct TypoExpansion: Sendable, Hashable {
+    /// The term as the index holds it (normalized).
+    public var term: String
+    /// Edits from the word typed (insertions, deletions, substitutions, transpositions of neighbours).
+    public var edits: Int
+    /// Whether every term starting with it matches (the word typed was a prefix).
+    public var isPrefix: Bool
+}
+
+/// Finds the index's terms within the allowed edits of a query word, by walking the term dictionary as
+/// a trie with a Damerau–Levenshtein row per node (a Levenshtein automaton intersected with the sorted
+/// terms, as Lucene's fuzzy query does): a node is left as soon as no continuation can stay within the
+/// edits, and where no edit is left, only the characters that match are probed.
+///
+/// Rules (see README, Typo tolerance): words of 5 or more letters match with one edit, of 9 or more with
+/// two; a transposition of neighbours is one edit; the first letter is never taken for a typo, which
+/// keeps the walk to one branch of the trie and keeps `paris` from matching `baris`; words with a digit
+/// match only as typed.
+struct TypoExpander {
+    /// The edits a word may be away from a term: by its length, and none for a word with a digit (`A380`
+    /// and `A320`, `town999` and `town998` are different things, not typos of each other).
+    static func allowedEdits(for word: String) -> Int {
+        let scalars = word.unicodeScalars
+        guard !scalars.contains(where: { $0.properties.numericType != nil }) else { return 0 }
+        let length = scalars.count
+        return length >= 9 ? 2 : length >= 5 ? 1 : 0
+    }
+
+    var dictionary: TermDictionary
+
+    init(_ db: Database) {
+        dictionary = TermDictionary(db)
+    }
+
+    /// Terms (or, for a prefix, term prefixes) within `maximumEdits` of `word`, fewest edits first, the
+    /// word itself left out; at most `limit`.
+    mutating func expansions(of word: String, isPrefix: Bool, maximumEdits: Int, limit: Int) throws -> [TypoExpansion] {
+        let query = Array(word.unicodeScalars)
+        guard maximumEdits > 0, let first = query.first, limit > 0 else { return [] }
+        var found: [[Unicode.Scalar]: Int] = [:]
+        let root = Array(0...query.count)
+        var walk = Walk(query: query, maximumEdits: maximumEdits, isPrefix: isPrefix)
+        try walk.visit(prefix: [first], row: walk.step(root, previous: nil, adding: first, after: nil), previous: root,
+                       dictionary: &dictionary, found: &found)
+        return found.filter { $0.key != query }
+            .map { TypoExpansion(term: String(String.UnicodeScalarView($0.key)), edits: $0.value, isPrefix: isPrefix) }
+            .sorted { a, b in
+                (a.edits, a.term.utf8.count) != (b.edits, b.term.utf8.count)
+                    ? (a.edits, a.term.utf8.count) < (b.edits, b.term.utf8.count)
+                    : a.term.utf8.lexicographicallyPrecedes(b.term.utf8)
+            }
+            .prefix(limit).map { $0 }
+    }
+
+    /// One walk: the query and its rules, and the Damerau–Levenshtein (optimal string alignment) rows.
+    struct Walk {
+        let query: [Unicode.Scalar]
+        let maximumEdits: Int
+        let isPrefix: Bool
+
+        /// The row of `prefix + scalar` from the row of `prefix` (`row`), its parent's (`previous`) and
+        /// `prefix`'s last scalar (`after`): cell j is the edits between that string and query[0..<j].
+        func step(_ row: [Int], previous: [Int]?, adding scalar: Unicode.Scalar, after: Unicode.Scalar?) -> [Int] {
+            var next = [row[0] + 1]
+            next.reserveCapacity(row.count)
+            for j in 1..<row.count {
+                var cell = min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (query[j - 1] == scalar ? 0 : 1))
+                if j > 1, let previous, let after, query[j - 1] == after, query[j - 2] == scalar {
+                    cell = min(cell, previous[j - 2] + 1)
+                }
+                next.append(cell)
+            }
+            return next
+        }
+
+        /// Visits a node; `covered` is the edits of the prefix expansion above it, if any (prefix mode).
+        mutating func visit(prefix: [Unicode.Scalar], row: [Int], previous: [Int], covered: Int = .max, dictionary: inout TermDictionary,
+                            found: inout [[Unicode.Scalar]: Int]) throws {
+            guard let best = row.min(), best <= maximumEdits else { return }
+            let distance = row[query.count]
+            var covered = covered
+            if isPrefix && distance < covered && distance <= maximumEdits {
+                // Every term below matches: the prefix stands for them. The walk goes on only where a longer
+                // prefix may be fewer edits away (`abcd` is one from `abcde`, `abcdx` too, `abcde` none), so
+                // that each term is counted with its fewest.
+                if try dictionary.contains(prefix, exactly: false) { record(prefix, distance, in: &found) }
+                if best >= distance { return }
+                covered = distance
+            }
+            let candidates: [Unicode.Scalar]
+            if best < maximumEdits {
+                // An edit is left: any character may follow.
+                let children = try dictionary.children(of: prefix)
+                if !isPrefix && children.isTerm && distance <= maximumEdits { record(prefix, distance, in: &found) }
+                candidates = children.scalars
+            } else {
+                // No edit left: only a character that matches the query where the row allows, or that
+                // completes a transposition, keeps some cell within the edits.
+                if !isPrefix, distance <= maximumEdits, try dictionary.contains(prefix, exactly: true) { record(prefix, distance, in: &found) }
+                var wanted: Set<Unicode.Scalar> = []
+                for j in 0..<query.count where row[j] <= maximumEdits { wanted.insert(query[j]) }
+                if let last = prefix.last {
+                    for j in 2...max(2, query.count) where j <= query.count && query[j - 1] == last && previous[j - 2] + 1 <= maximumEdits {
+                        wanted.insert(query[j - 2])
+                    }
+                }
+                candidates = try wanted.sorted { $0.value < $1.value }.filter { scalar in try dictionary.contains(prefix + [scalar], exactly: false) }
+            }
+            for scalar in candidates {
+                let next = step(row, previous: previous, adding: scalar, after: prefix.last)
+                try visit(prefix: prefix + [scalar], row: next, previous: row, covered: covered, dictionary: &dictionary, found: &found)
+            }
+        }
+
+        private func record(_ term: [Unicode.Scalar], _ edits: Int, in found: inout [[Unicode.Scalar]: Int]) {
+            found[term] = min(found[term] ?? edits, edits)
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import GRDB
+@testable import SearchIndex
+import SeededRandom
+import Testing
+
+/// Typo tolerance: words of 5+ letters match with one edit, 9+ with two, transpositions count as one,
+/// the first letter and words with digits as typed; exact matches always first.
+@Suite("Typo tolerance")
+struct TypoToleranceTests {
+    /// Optimal string alignment distance (transpositions of neighbours count as one), computed plainly.
+    static func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int { table(a, b)[a.count][b.count] }
+
+    /// The fewest edits between `b` and any nonempty prefix of `a`: the last column of the same table.
+    static func prefixDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+        let d = table(a, b)
+        return (1...a.count).map { d[$0][b.count] }.min() ?? .max
+    }
+
+    static func table(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> [[Int]] {
+        var d = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in stride(from: 1, through: a.count, by: 1) {
+            for j in stride(from: 1, through: b.count, by: 1) {
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d
+    }
+
+    /// An index of 3,000 items named from a small alphabet, so that words crowd each other within an edit
+    /// or two (the hard case for a walk that must find every neighbour and no more).
+    static func crowdedIndex(seed: UInt64) throws -> (index: SearchIndex, words: [String]) {
+        var generator = SeededGenerator(seed: seed)
+        let alphabet = Array("abcdeéoß".unicodeScalars)
+        let words = (0..<3_000).map { _ in
+            String(String.UnicodeScalarView((0..<Int.random(in: 3...11, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" }))
+        }
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("typos.searchindex").path, mode: .readWrite(permissions: nil))
+        for start in stride(from: 0, to: words.count, by: 500) {
+            let items = words[start..<min(start + 500, words.count)].enumerated().map { offset, word in
+                IndexFixtures.item(start + offset, word, rank: Double((start + offset) % 7))
+            }
+            try index.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(Int64(start + 1))))
+        }
+        return (index, words)
+    }
+
+    @Test("the walk finds exactly the terms a brute force over the dictionary finds, with their edits (words and prefixes)")
+    func walkAgainstBruteForce() throws {
+        let (index, words) = try Self.crowdedIndex(seed: 7)
+        var generator = SeededGenerator(seed: 8)
+        let terms: [[Unicode.Scalar]] = try index.read { db in try String.fetchAll(db, sql: "SELECT term FROM item_terms").map { Array($0.unicodeScalars) } }
+        // The dictionary is exactly the vocabulary's terms of four letters or more.
+        let vocabulary = Set(words.map { Array(SearchTokenizer.tokens(in: $0)[0].text.unicodeScalars) }.filter { $0.count >= TermDictionary.minimumLength })
+        #expect(Set(terms) == vocabulary)
+        let alphabet = Array("abcdeox".unicodeScalars)
+        var checked = 0
+        for _ in 0..<200 {
+            // A term with a random edit or two, or random letters.
+            var query = terms.randomElement(using: &generator) ?? []
+            for _ in 0..<Int.random(in: 0...2, using: &generator) where query.count > 1 {
+                let position = Int.random(in: 1..<query.count, using: &generator)
+                switch Int.random(in: 0...3, using: &generator) {
+                case 0: query.remove(at: position)
+                case 1: query.insert(alphabet.randomElement(using: &generator) ?? "a", at: position)
+                case 2: query[position] = alphabet.randomElement(using: &generator) ?? "a"
+                default: if position + 1 < query.count { query.swapAt(position, position + 1) }
+                }
+            }
+            let word = String(String.UnicodeScalarView(query))
+            let allowed = TypoExpander.allowedEdits(for: word)
+            guard allowed > 0, let first = query.first else { continue }
+            for isPrefix in [false, true] {
+                let found = try index.read { db in
+                    var expander = TypoExpander(db)
+                    return try expander.expansions(of: word, isPrefix: isPrefix, maximumEdits: allowed, limit: .max)
+                }
+                if isPrefix {
+                    // Each term is covered by the expansions iff one of its prefixes is within the edits.
+                    for term in terms where term != query {
+                        let best = Self.prefixDistance(term, query)
+                        let expected = term.first == first && best <= allowed
+                        let covering = found.filter { term.starts(with: Array($0.term.unicodeScalars)) }
+                        #expect(!covering.isEmpty == expected || term.starts(with: query), "\(word)*: \(String(String.UnicodeScalarView(term)))")
+                        if expected, !term.starts(with: query) { #expect(covering.map(\.edits).min() == best, "\(word)*") }
+                    }
+                } else {
+                    let expected = Dictionary(uniqueKeysWithValues: terms.compactMap { term -> (String, Int)? in
+                        guard term != query, term.first == first else { return nil }
+                        let edits = Self.distance(term, query)
+                        return edits <= allowed ? (String(String.UnicodeScalarView(term)), edits) : nil
+                    })
+                    #expect(Dictionary(uniqueKeysWithValues: found.map { ($0.term, $0.edits) }) == expected, "\(word)")
+                }
+            }
+            checked += 1
+        }
+        #expect(checked > 100)
+    }
+
+    @Test("exact matches always outrank typo matches, whatever their rank; every exact hit is kept")
+    func exactFirst() throws {
+        let (index, words) = try Self.crowdedIndex(seed: 11)
+        var generator = SeededGenerator(seed: 12)
+        var typoHits = 0
+        for _ in 0..<200 {
+            let word = words.randomElement(using: &generator) ?? "abcde"
+            guard TypoExpander.allowedEdits(for: word) > 0 else { continue }
+            let tolerant = try index.search(SearchRequest(query: word, limit: 1_000)).hits
+            var exactRequest = SearchRequest(query: word, limit: 1_000)
+            exactRequest.typoTolerance = false
+            let exact = try index.search(exactRequest).hits
+            #expect(tolerant.map(\.typos) == tolerant.map(\.typos).sorted(), "\(word)")
+            #expect(Array(tolerant.prefix(exact.count).map(\.uri)) == exact.map(\.uri), "\(word)")
+            #expect(exact.allSatisfy { $0.typos == 0 } && tolerant.dropFirst(exact.count).allSatisfy { $0.typos > 0 })
+            #expect(try index.count(SearchRequest(query: word)) == tolerant.count)
+            typoHits += tolerant.count - exact.count
+        }
+        #expect(typoHits > 20)  // the test saw typo matches at all
+    }
+
+    @Test("the issue's words: zurch, berln, tokyoo; --exact turns it off; short words, digits and the first letter as typed")
+    func issueWords() throws {
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("typos.searchindex").path, mode: .readWrite(permissions: nil))
+        try index.apply(IndexBatch(upserts: [
+            IndexFixtures.item(1, "Zürich", rank: 1), IndexFixtures.item(2, "Berlin", rank: 1), IndexFixtures.item(3, "Tokyo", rank: 1),
+            IndexFixtures.item(4, "Zurich Lake", rank: 100_000), IndexFixtures.item(5, "Town998"), IndexFixtures.item(6, "Paris"),
+            IndexFixtures.item(7, "Philadelphia"), IndexFixtures.item(8, "Moscow"), IndexFixtures.item(9, "Great Barrier Reef"),
+        ], checkpoint: IndexFixtures.checkpoint(1)))
+        func names(_ query: String, exact: Bool = false) throws -> [String] {
+            var request = SearchRequest(query: query)
+            request.typoTolerance = !exact
+            return try index.search(request).hits.map { $0.displayName }
+        }
+        #expect(try names("zurch") == ["Zürich", "Zurich Lake"])
+        #expect(try names("berln") == ["Berlin"])
+        #expect(try names("tokyoo") == ["Tokyo"])
+        #expect(try names("mosocw") == ["Moscow"])           // a transposition is one edit
+        #expect(try names("filadelphia").isEmpty)            // the first letter is never a typo
+        #expect(try names("phildelpia") == ["Philadelphia"]) // 10 letters: two edits
+        #expect(try names("phldelpia").isEmpty)              // 9 letters, three edits
+        #expect(try names("pariss") == ["Paris"])
+        #expect(try names("pari").isEmpty)                   // 4 letters: as typed
+        #expect(try names("town999").isEmpty)                // a digit: as typed
+        #expect(try names("zurch", exact: true).isEmpty)
+        #expect(try names("grreat barier") == ["Great Barrier Reef"]) // every word may carry its typo
+        #expect(try Set(names("zuri*")) == ["Zurich Lake", "Zürich"])
+        #expect(try Set(names("zurik*")) == ["Zurich Lake", "Zürich"]) // prefixes too: 5 letters, one edit
+        #expect(try names("zurc*").isEmpty)                         // a 4-letter prefix: as typed
+        // Typo matches rank below exact ones even against a far higher rank: "zurich" finds both exactly.
+        #expect(try index.search(SearchRequest(query: "zurch")).hits.allSatisfy { $0.typos == 1 })
+        // explain shows the expansions.
+        let explained = try index.explain(SearchRequest(query: "zurch"))
+        #expect(explained.parsedQuery?.description == "[word zurch ~ zurich (1 edit)]")
+        #expect(explained.expression == "(\"zurch\" OR \"zurich\")")
+    }
+
+    @Test("nothing matches: the nearest term is suggested, for each word that matches nothing")
+    func suggestions() throws {
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("typos.searchindex").path, mode: .readWrite(permissions: nil))
+        try index.apply(IndexBatch(upserts: [
+            IndexFixtures.item(1, "Berlin Zoo"), IndexFixtures.item(2, "Bern", text: ["Bern Bern"]), IndexFixtures.item(3, "Brno"),
+        ], checkpoint: IndexFixtures.checkpoint(1)))
+        func suggestion(_ query: String, exact: Bool = false) throws -> String? {
+            var request = SearchRequest(query: query)
+            request.typoTolerance = !exact
+            let results = try index.search(request)
+            #expect(results.hits.isEmpty || results.suggestion == nil)
+            return results.suggestion?.query
+        }
+        #expect(try suggestion("berlni") == nil)                    // found as a typo: nothing to suggest
+        #expect(try suggestion("berlni", exact: true) == "berlin")
+        #expect(try suggestion("brlin zoo", exact: true) == "berlin zoo")
+        #expect(try suggestion("bexlinn zoo") == "berlin zoo")      // two edits: too far to match, near enough to suggest
+        // Only the word that matches nothing is replaced; the dictionary holds terms of 4 letters or more, so
+        // "zoo" is never proposed.
+        #expect(try suggestion("berlin zooo") == nil)
+        #expect(try suggestion("qqqqqq") == nil)
+        #expect(try index.search(SearchRequest(query: "zoo", offset: 5)).suggestion == nil)
+    }
+
+    @Test("the dictionary follows the writer: new terms at once, terms of deleted items gone after a rebuild's sweep")
+    func dictionaryMaintenance() throws {
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("typos.searchindex").path, mode: .readWrite(permissions: nil))
+        func terms() throws -> Set<String> { try index.read { db in Set(try String.fetchAll(db, sql: "SELECT term FROM item_terms")) } }
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Lisbon", text: ["Tagus estuary"]), IndexFixtures.item(2, "Porto")],
+                                   checkpoint: IndexFixtures.checkpoint(1)))
+        #expect(try terms() == ["lisbon", "tagus", "estuary", "porto"])
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Lisboa", text: ["Tagus estuary"])], checkpoint: IndexFixtures.checkpoint(2)))
+        #expect(try terms().isSuperset(of: ["lisboa", "lisbon"]))
+        // A stale term never stands in for a word: "lisbon" is one edit from "lisboa", nothing else.
+        let explained = try index.explain(SearchRequest(query: "lisbonn"))
+        #expect(explained.parsedQuery?.description == "[word lisbonn]")
+        try index.beginRebuild(storeUUID: "STORE-A")
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Lisboa", text: ["Tagus estuary"])], checkpoint: IndexFixtures.checkpoint(3), marksRebuild: true))
+        try index.sweep(keeping: IndexFixtures.checkpoint(3))
+        #expect(try terms() == ["lisboa", "tagus", "estuary"])
+        try index.removeStore(uuid: "STORE-A")
+        #expect(try terms().isEmpty)
+    }
+}
