@@ -258,8 +258,13 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
                     double norm = 1.0 - b + b * (double)length / (column < 2 ? data->average[column] : averageValueLength);
                     double score = 0;
                     for (int p = 0; p < data->phraseCount; p++) {
-                        double tf = frequencies[p] * weight / (norm > 0.5 ? norm : 0.5);
-                        score += data->idf[p] * tf * (k1 + 1.0) / (tf + k1);
+                        // Only a word's closest alternatives count: a row matched as typed scores as it
+                        // would without typo tolerance, whatever near-misses it also holds.
+                        int group = data->phraseGroup[p];
+                        if (frequencies[p] > 0 && (group < 0 || data->phraseEdits[p] == data->groupEdits[group])) {
+                            double tf = frequencies[p] * weight / (norm > 0.5 ? norm : 0.5);
+                            score += data->idf[p] * tf * (k1 + 1.0) / (tf + k1);
+                        }
                         frequencies[p] = 0;
                     }
                     if (score > bestPartial) bestPartial = score;

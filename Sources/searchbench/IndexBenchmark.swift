@@ -71,6 +71,14 @@ struct IndexBenchmark: ParsableCommand {
             print("| \(name) p50 / p99 (ms) | \(label) | \(Self.ms(o50)) / \(Self.ms(o99)) | \(Self.ms(b50)) / \(Self.ms(b99)) | \(String(format: "%.1f", b50 / o50))× / \(String(format: "%.1f", b99 / o99))× |")
         }
         try row("text top-20", workload.words.map { SearchRequest(query: $0) }) { try baseline.text("\"\($0.query ?? "")\"") }
+        try row("text top-20, --exact", workload.words.map { word in
+            var request = SearchRequest(query: word)
+            request.typoTolerance = false
+            return request
+        }) { try baseline.text("\"\($0.query ?? "")\"") }
+        // A word of 5+ letters with one edit after its first letter; the baseline applies the same rule by
+        // reading the vocabulary's terms with that first letter and measuring each.
+        try row("typo top-20 (one edit)", workload.typos.map { SearchRequest(query: $0) }) { try baseline.typo($0.query ?? "") }
         try row("prefix top-20", workload.prefixes.map { SearchRequest(query: $0 + "*") }) { try baseline.text("\"\(($0.query ?? "").dropLast())\" *") }
         try row("phrase top-20", workload.phrases.map { SearchRequest(query: "\"\($0)\"") }) { try baseline.text($0.query ?? "") }
         try row("bbox 1°×1°", workload.boxes.map { SearchRequest(boundingBox: $0) }, { try baseline.box($0.boundingBox) }, compare: true)
@@ -128,7 +136,7 @@ struct IndexBenchmark: ParsableCommand {
 
 /// Deterministic query sets drawn from the data.
 struct Workload {
-    var words: [String] = [], prefixes: [String] = [], phrases: [String] = [], mixedWords: [String] = []
+    var words: [String] = [], prefixes: [String] = [], phrases: [String] = [], mixedWords: [String] = [], typos: [String] = []
     var boxes: [BoundingBox] = [], centers: [Coordinate] = []
     var thresholds: [Int] = [], countries: [String] = []
 
@@ -140,12 +148,23 @@ struct Workload {
         var frequency: [String: Int] = [:]
         for place in places.prefix(300_000) { for word in asciiWords(place.name) { frequency[word.lowercased(), default: 0] += 1 } }
         let common = frequency.sorted { $0.value > $1.value }.prefix(20).map(\.key)
-        while words.count < count || phrases.count < count {
+        while words.count < count || phrases.count < count || typos.count < count {
             let place = places[Int.random(in: 0..<places.count, using: &generator)]
             let candidates = asciiWords(place.name)
             if let word = candidates.randomElement(using: &generator), words.count < count {
                 words.append(word)
                 prefixes.append(String(word.prefix(3)))
+            }
+            if let word = candidates.filter({ $0.count >= 5 }).randomElement(using: &generator), typos.count < count {
+                var letters = Array(word.lowercased())
+                let position = Int.random(in: 1..<letters.count, using: &generator)
+                switch Int.random(in: 0...3, using: &generator) {
+                case 0: letters.remove(at: position)
+                case 1: letters.insert(Character(String(UnicodeScalar(UInt8.random(in: 97...122, using: &generator)))), at: position)
+                case 2: letters[position] = Character(String(UnicodeScalar(UInt8.random(in: 97...122, using: &generator))))
+                default: if position + 1 < letters.count { letters.swapAt(position, position + 1) }
+                }
+                if letters.count >= 5 { typos.append(String(letters)) }
             }
             if candidates.count >= 2, phrases.count < count { phrases.append(candidates[0] + " " + candidates[1]) }
         }
@@ -174,7 +193,40 @@ final class Baseline {
             CREATE TABLE places (id INTEGER PRIMARY KEY, uri TEXT, latitude REAL, longitude REAL, population INTEGER, country TEXT);
             CREATE VIRTUAL TABLE places_fts USING fts5(name, title, text, keywords, tokenize = 'unicode61 remove_diacritics 2');
             CREATE VIRTUAL TABLE places_geo USING rtree(id, min_lat, max_lat, min_lon, max_lon);
+            CREATE VIRTUAL TABLE places_vocab USING fts5vocab(places_fts, 'row');
             """)
+    }
+
+    /// Typo tolerance as one writes it on SQLite alone: every vocabulary term with the word's first letter,
+    /// measured (optimal string alignment), those within the edits OR-ed into one MATCH.
+    func typo(_ word: String) throws -> [String] {
+        let query = Array(word.unicodeScalars)
+        guard let first = query.first else { return [] }
+        let allowed = query.count >= 9 ? 2 : query.count >= 5 ? 1 : 0
+        let statement = try sqlite.statement("SELECT term FROM places_vocab WHERE term >= ? AND term < ?")
+        RawSQLite.bind(statement, 1, String(first))
+        RawSQLite.bind(statement, 2, String(Unicode.Scalar(first.value + 1) ?? first))
+        var terms = ["\"\(word)\""]
+        while sqlite3_step(statement) == SQLITE_ROW {
+            let term = Array(RawSQLite.text(statement, 0).unicodeScalars)
+            if abs(term.count - query.count) <= allowed, term != query, Self.distance(term, query) <= allowed {
+                terms.append("\"\(String(String.UnicodeScalarView(term)))\"")
+            }
+        }
+        return try text(terms.joined(separator: " OR "))
+    }
+
+    static func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+        var d = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in stride(from: 1, through: a.count, by: 1) {
+            for j in stride(from: 1, through: b.count, by: 1) {
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[a.count][b.count]
     }
 
     func insert(_ places: [GeoNamesPlace], firstKey: Int) throws {

@@ -20,7 +20,7 @@ struct Searchctl: ParsableCommand {
                 searchctl resolve --store Places.sqlite -
             """,
         version: "searchctl \(searchlightVersion)",
-        subcommands: [IndexCommand.self, SearchCommand.self, ExplainCommand.self, DumpCommand.self, StatusCommand.self,
+        subcommands: [IndexCommand.self, SearchCommand.self, SavedCommand.self, ExplainCommand.self, DumpCommand.self, StatusCommand.self,
                       ModelCommand.self, HistoryCommand.self, ResolveCommand.self])
 
     /// Options that take one value: given twice, the parser would silently keep the last one, and a

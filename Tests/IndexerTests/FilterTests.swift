@@ -29,7 +29,8 @@ struct FilterTests {
     static let names = ["San José", "Santa Rosa", "São Paulo", "Zürich", "zurich", "Köln", "Osaka", "Ōsaka", "Roma", "rome", "Nice", "Niš"]
     static let codes = ["JP", "FR", "CH", "IT", "BR", "RS"]
 
-    static func build() throws -> (index: SearchIndex, cities: [City]) {
+    /// `searches`, when given, is the configuration's `"searches"` object.
+    static func build(searches: String? = nil) throws -> (index: SearchIndex, cities: [City]) {
         let folder = try TestFolder.make("filters")
         let storePath = folder.appendingPathComponent("Cities.sqlite").path
         let store = try StoreWriter.create(at: storePath, model: try Self.model())
@@ -51,7 +52,7 @@ struct FilterTests {
         let index = try SearchIndex(path: folder.appendingPathComponent("Cities.searchindex").path, mode: .readWrite(permissions: nil))
         let configuration = try IndexConfiguration(json: Data(#"""
             {"entities": {"Country": false, "City": {"displayName": "name", "attributes":
-              {"name": "name", "population": "population", "founded": "founded", "capital": "capital", "country": "country.code"}}}}
+              {"name": "name", "population": "population", "founded": "founded", "capital": "capital", "country": "country.code"}}}\#(searches.map { ", \"searches\": " + $0 } ?? "")}
             """#.utf8))
         _ = try Exporter(store: persistent, index: index, configuration: try ResolvedConfiguration(configuration, model: persistent.model)).catchUp()
         // The evaluator's view, read through the store reader (no index, no SQL of ours).

@@ -117,6 +117,11 @@ struct TypoToleranceTests {
             #expect(Array(tolerant.prefix(exact.count).map(\.uri)) == exact.map(\.uri), "\(word)")
             #expect(exact.allSatisfy { $0.typos == 0 } && tolerant.dropFirst(exact.count).allSatisfy { $0.typos > 0 })
             #expect(try index.count(SearchRequest(query: word)) == tolerant.count)
+            // Pages the exact matches fill skip the expansions: they must be the same pages.
+            for (offset, limit) in [(0, 1), (0, 5), (2, 3), (exact.count, 2)] {
+                let page = try index.search(SearchRequest(query: word, limit: limit, offset: offset)).hits.map(\.uri)
+                #expect(page == Array(tolerant.dropFirst(offset).prefix(limit).map(\.uri)), "\(word) \(offset)+\(limit)")
+            }
             typoHits += tolerant.count - exact.count
         }
         #expect(typoHits > 20)  // the test saw typo matches at all

@@ -178,4 +178,43 @@ struct OutputTests {
             #expect(script.status == 0 && script.stdout.contains("searchctl") && script.stdout.contains("explain"), "\(shell)")
         }
     }
+
+    @Test("typos from the command line: found and marked, --exact, a suggestion on stderr (text and JSON), explain's expansions")
+    func typos() throws {
+        let store = try Self.indexedStore()
+        let found = try CLI.run(["search", "zurch", "--store", store, "--format", "jsonl"])
+        let hits = try found.lines.map { try #require(try CLI.json($0) as? [String: Any]) }
+        #expect(found.status == 0 && hits.first?["displayName"] as? String == "Zürich" && hits.allSatisfy { $0["typos"] as? Int == 1 })
+        let exact = try CLI.run(["search", "zurch", "--exact", "--store", store])
+        #expect(exact.status == 1 && exact.stdout.isEmpty)
+        #expect(exact.stderr.contains("note: nothing matches that word: 'zurch' → 'zurich'; did you mean: zurich"), "\(exact.stderr)")
+        let json = try CLI.run(["search", "tokyo", "zurch", "--exact", "--store", store, "--format", "json"])
+        let note = try #require(try CLI.json(json.stderr.split(separator: "\n").first.map(String.init) ?? "") as? [String: Any])
+        #expect(json.status == 1 && ((note["note"] as? [String: Any])?["message"] as? String)?.hasSuffix("did you mean: tokyo zurich") == true)
+        let explain = try CLI.run(["explain", "zurch", "--store", store])
+        #expect(explain.lines.first == "query: [word zurch ~ zurich (1 edit)]" && explain.lines.dropFirst().first == "fts5: (\"zurch\" OR \"zurich\")")
+        #expect(try CLI.run(["explain", "zurch", "--exact", "--store", store]).lines.first == "query: [word zurch]")
+    }
+
+    @Test("saved searches from the command line: listed, run with --var, combined with words and options, errors exit 64")
+    func savedSearches() throws {
+        let store = try Self.indexedStore()
+        let listed = try CLI.run(["saved", "--store", store])
+        #expect(listed.status == 0 && listed.lines.first?.hasPrefix("NAME") == true && listed.stdout.contains("bigCities") && listed.stdout.contains("$MIN $NAME"))
+        let json = try #require(try CLI.json(try CLI.run(["saved", "--store", store, "--format", "json"]).stdout) as? [[String: Any]])
+        #expect(json.map { $0["name"] as? String } == ["bigCities", "citiesOf", "updatedSince"] && json[0]["from"] as? String == "configuration")
+        // Places of Japan above a million, most populous first: Tokyo, then Yokohama.
+        let big = try CLI.run(["search", "--saved", "citiesOf", "--var", "CODE=JP", "--var", "MIN=1000000", "--store", store, "--format", "jsonl"])
+        #expect(big.status == 0 && big.lines.compactMap { try? CLI.json($0) as? [String: Any] }.map { $0["displayName"] as? String } == ["Tokyo", "Yokohama"])
+        // Words on the command line join the saved query; --var values are text where the template needs text.
+        let words = try CLI.run(["search", "--saved", "bigCities", "--var", "NAME=yoko*", "--var", "MIN=1", "--store", store])
+        #expect(words.status == 0 && words.lines.count == 1)
+        #expect(try CLI.run(["search", "--saved", "bigCities", "--var", "NAME=yoko*", "--var", "MIN=1", "tokyo", "--store", store]).status == 1)
+        for arguments in [["--saved", "bigCities", "--var", "MIN=1"], ["--saved", "nope"], ["--saved", "bigCities", "--var", "MIN=1", "--var", "NAME=x", "--var", "X=1"],
+                          ["--var", "MIN=1"], ["--saved", "citiesOf", "--var", "CODE"]] {
+            let result = try CLI.run(["search"] + arguments + ["--store", store])
+            #expect(result.status == 64 && result.stderr.hasPrefix("searchctl: error:"), "\(arguments): \(result.stderr)")
+        }
+        #expect(try CLI.run(["search", "--saved", "bigCities", "--var", "MIN=1", "--store", store]).stderr.contains("needs $NAME: add --var NAME="))
+    }
 }

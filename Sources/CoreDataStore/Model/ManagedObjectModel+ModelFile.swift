@@ -43,6 +43,11 @@ extension ManagedObjectModel {
         } catch {
             throw .invalidModelFile(path: path, reason: "\(error)")
         }
+        // Top-level <fetchRequest> elements only: those inside an entity belong to fetched properties.
+        fetchRequestTemplates = tree.children(named: "fetchRequest").compactMap { node in
+            guard let name = node["name"], let entity = node["entity"] else { return nil }
+            return FetchRequestTemplate(name: name, entityName: entity, predicate: node["predicateString"])
+        }
     }
 
     /// Finds the `contents` file a model path designates.

@@ -32,6 +32,9 @@ public struct ManagedObjectModel: Sendable {
     public let versionIdentifiers: [String]
     /// Where the description came from.
     public var source: Source
+    /// The model's stored fetch requests, by name (read from `.xcdatamodel` files; a compiled model
+    /// cache's are not decoded).
+    public var fetchRequestTemplates: [FetchRequestTemplate] = []
 
     private let indexByName: [String: Int]
     private let childrenByName: [String: [String]]

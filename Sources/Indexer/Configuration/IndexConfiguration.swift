@@ -1,4 +1,5 @@
 import Foundation
+import SearchIndex
 
 /// What to index and how: per entity, expressions for each item field (DESIGN §4). An entity's entry
 /// overrides only the fields it names; `false` leaves the entity out. Decoded from and printed as JSON.
@@ -49,10 +50,14 @@ public struct IndexConfiguration: Sendable, Hashable {
 
     /// Entries by entity name.
     public var entities: [String: Entry]
+    /// Saved searches by name (`"searches": {"bigCities": {"where": "population > $MIN"}}`), and the
+    /// model's fetch-request templates that the index can run (origin `model`).
+    public var searches: [String: SavedSearch]
 
     /// Creates a configuration.
-    public init(entities: [String: Entry] = [:]) {
+    public init(entities: [String: Entry] = [:], searches: [String: SavedSearch] = [:]) {
         self.entities = entities
+        self.searches = searches
     }
 
     /// Whether a name can be an attribute in a `--where` predicate.
@@ -65,7 +70,7 @@ public struct IndexConfiguration: Sendable, Hashable {
     }
 
     /// Why a configuration file cannot be used.
-    public struct LoadError: Error, Sendable, CustomStringConvertible {
+    public struct LoadError: Error, Sendable, CustomStringConvertible, Equatable {
         public var description: String
     }
 
@@ -74,10 +79,11 @@ public struct IndexConfiguration: Sendable, Hashable {
         guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw LoadError(description: "\(path) is not a JSON object; see the configuration format in the README")
         }
-        let unknownKeys = Set(root.keys).subtracting(["entities"])
+        let unknownKeys = Set(root.keys).subtracting(["entities", "searches"])
         guard unknownKeys.isEmpty else {
-            throw LoadError(description: "\(path): unknown key '\(unknownKeys.sorted()[0])'; the configuration has only \"entities\"")
+            throw LoadError(description: "\(path): unknown key '\(unknownKeys.sorted()[0])'; the configuration has \"entities\" and \"searches\"")
         }
+        searches = try Self.searches(root["searches"], path: path)
         var entities: [String: Entry] = [:]
         for (name, value) in (root["entities"] as? [String: Any]) ?? [:] {
             if let flag = value as? Bool {
@@ -119,5 +125,51 @@ public struct IndexConfiguration: Sendable, Hashable {
                 date: try single("date"), rank: try single("rank"), attributes: attributes))
         }
         self.entities = entities
+    }
+
+    /// Reads `"searches"`: name → {"query", "where", "entity" (a name or a list), "sort", "from"}.
+    private static func searches(_ value: Any?, path: String) throws(LoadError) -> [String: SavedSearch] {
+        guard let value else { return [:] }
+        guard let map = value as? [String: Any] else {
+            throw LoadError(description: "\(path): searches must be an object of name → {\"query\", \"where\", \"entity\", \"sort\"}")
+        }
+        var searches: [String: SavedSearch] = [:]
+        for (name, value) in map {
+            guard !name.isEmpty, name.count <= 64, name.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" }) else {
+                throw LoadError(description: "\(path): searches: '\(name)' is not a name a search can be run by (letters, digits, _ and -)")
+            }
+            guard let object = value as? [String: Any] else { throw LoadError(description: "\(path): searches.\(name) must be an object") }
+            let known: Set<String> = ["query", "where", "entity", "sort", "from"]
+            if let unknown = Set(object.keys).subtracting(known).sorted().first {
+                throw LoadError(description: "\(path): searches.\(name).\(unknown) is not understood; a saved search has " + known.sorted().joined(separator: ", "))
+            }
+            func text(_ key: String) throws(LoadError) -> String? {
+                guard let value = object[key] else { return nil }
+                guard let text = value as? String else { throw LoadError(description: "\(path): searches.\(name).\(key) must be a string") }
+                return text
+            }
+            var entities: [String] = []
+            if let value = object["entity"] {
+                if let one = value as? String { entities = [one] } else if let many = value as? [String] { entities = many } else {
+                    throw LoadError(description: "\(path): searches.\(name).entity must be an entity name or a list of them")
+                }
+            }
+            let origin: SavedSearch.Origin
+            switch try text("from") {
+            case nil, "configuration"?: origin = .configuration
+            case "model"?: origin = .model
+            case let other?: throw LoadError(description: "\(path): searches.\(name).from is '\(other)'; it is \"configuration\" or \"model\"")
+            }
+            let (query, filter, sort) = (try text("query"), try text("where"), try text("sort"))
+            do throws(SearchIndexError) {
+                searches[name] = try SavedSearch(name: name, query: query, filter: filter, entities: entities, sort: sort, origin: origin)
+            } catch {
+                if case .invalidPredicate(let reason, let position) = error {
+                    throw LoadError(description: "\(path): searches.\(name).where, character \(position): \(reason)")
+                }
+                throw LoadError(description: "\(path): searches.\(name): \(error.description)")
+            }
+        }
+        return searches
     }
 }

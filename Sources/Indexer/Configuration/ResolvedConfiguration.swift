@@ -1,5 +1,6 @@
 import CoreDataStore
 import Foundation
+import SearchIndex
 
 /// A configuration checked against a model: for every indexed concrete entity, parsed expressions whose
 /// key paths all exist. Built once at start-up; invalid input fails here, with positions.
@@ -44,6 +45,10 @@ public struct ResolvedConfiguration: Sendable {
     /// The configuration as given (empty for zero configuration): what an index keeps, since it resolves
     /// again against a migrated model where the effective one, naming every entity, may not.
     public let given: IndexConfiguration
+    /// Saved searches by name: the configuration's and the model's runnable fetch-request templates.
+    public let searches: [String: SavedSearch]
+    /// What an index keeps: the configuration as given, with the saved searches.
+    public var stored: IndexConfiguration { IndexConfiguration(entities: given.entities, searches: searches) }
     /// Changes exactly when what items contain would change: a rebuild trigger.
     public let digest: String
     let model: ManagedObjectModel
@@ -79,7 +84,14 @@ public struct ResolvedConfiguration: Sendable {
             plans[entity.name] = try Self.plan(fields, entity: entity.name, model: model)
         }
         self.plans = plans
-        self.effective = IndexConfiguration(entities: effective)
+        // Saved searches: the configuration's, and each fetch-request template of the model whose key
+        // paths are all item attributes (re-derived from the model every time, never taken from a stored copy).
+        var searches = configuration.searches.filter { $0.value.origin == .configuration }
+        for template in model.fetchRequestTemplates where searches[template.name] == nil {
+            if let search = Self.savedSearch(for: template, plans: plans) { searches[template.name] = search }
+        }
+        self.searches = searches
+        self.effective = IndexConfiguration(entities: effective, searches: searches)
         var canonical = ""
         for (name, plan) in plans.sorted(by: { $0.key < $1.key }) {
             canonical += "\(name): \(plan.all.map(\.description).joined(separator: " | "))"
@@ -241,6 +253,30 @@ public struct ResolvedConfiguration: Sendable {
     }
 }
 
+extension ResolvedConfiguration {
+    /// A fetch-request template as a saved search, when the index can run it: its entity is indexed and
+    /// every key path of its predicate is an item attribute (by name, or by an expression that is that key
+    /// path), renamed to that attribute. A template without a predicate lists every item of its entity.
+    static func savedSearch(for template: FetchRequestTemplate, plans: [String: EntityPlan]) -> SavedSearch? {
+        guard let plan = plans[template.entityName] else { return nil }
+        var names: [String: String] = [:]
+        for attribute in plan.attributes {
+            names[attribute.name] = attribute.name
+            names[attribute.expression.description] = names[attribute.expression.description] ?? attribute.name
+        }
+        let predicate = template.predicate ?? "TRUEPREDICATE"
+        do throws(SearchIndexError) {
+            let variables = try PredicateParser.variables(in: predicate)
+            let parsed = try PredicateParser.parse(predicate, variables: Dictionary(uniqueKeysWithValues: variables.map { ($0, "1") }))
+            guard parsed.attributes.allSatisfy({ names[$0] != nil }) else { return nil }
+            return try SavedSearch(name: template.name, filter: try PredicateParser.renamingAttributes(in: predicate, names),
+                                   entities: [template.entityName], origin: .model)
+        } catch {
+            return nil
+        }
+    }
+}
+
 extension IndexConfiguration {
     /// The configuration as JSON, in the format `--config` reads (keys sorted, entities by name).
     public var json: String {
@@ -267,7 +303,24 @@ extension IndexConfiguration {
                 lines.append("    \(Self.quote(name)): {" + members.joined(separator: ", ") + "}\(comma)")
             }
         }
-        lines += ["  }", "}"]
+        if searches.isEmpty {
+            lines += ["  }", "}"]
+        } else {
+            lines += ["  },", "  \"searches\": {"]
+            let sortedSearches = searches.sorted { $0.key < $1.key }
+            for (offset, (name, search)) in sortedSearches.enumerated() {
+                var members: [String] = []
+                if let query = search.query { members.append("\"query\": \(Self.quote(query))") }
+                if let filter = search.filter { members.append("\"where\": \(Self.quote(filter))") }
+                if !search.entities.isEmpty {
+                    members.append("\"entity\": " + (search.entities.count == 1 ? Self.quote(search.entities[0]) : "[" + search.entities.map(Self.quote).joined(separator: ", ") + "]"))
+                }
+                if let sort = search.sort { members.append("\"sort\": \(Self.quote(sort))") }
+                if search.origin == .model { members.append("\"from\": \"model\"") }
+                lines.append("    \(Self.quote(name)): {" + members.joined(separator: ", ") + "}" + (offset < sortedSearches.count - 1 ? "," : ""))
+            }
+            lines += ["  }", "}"]
+        }
         return lines.joined(separator: "\n")
     }
 

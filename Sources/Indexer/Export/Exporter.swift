@@ -51,7 +51,7 @@ public final class Exporter {
         self.builder = ItemBuilder(configuration: configuration, functions: functions)
         self.batchSize = max(1, batchSize)
         dependencies = builder.dependencies()
-        configurationJSON = configuration.given.json
+        configurationJSON = configuration.stored.json
         entityParents = Dictionary(store.model.entities.compactMap { entity in entity.superentityName.map { (entity.name, $0) } },
                                    uniquingKeysWith: { first, _ in first })
         storePath = URL(fileURLWithPath: store.path).standardizedFileURL.path
@@ -140,6 +140,12 @@ public final class Exporter {
                 try export(resuming: existing, rebuilding: rebuilding, summary: &summary, progress: progress, shouldStop: shouldStop)
             }
             if store.hasHistory && !summary.stopped { try followHistory(summary: &summary, shouldStop: shouldStop) }
+            // A configuration that changed nothing items contain (its saved searches, say) is still the one
+            // the index now keeps, though no batch had to be written.
+            if var kept = try index.checkpoint(storeUUID: uuid), kept.exportState == nil, kept.configuration != configurationJSON {
+                kept.configuration = configurationJSON
+                try index.apply(IndexBatch(checkpoint: kept))
+            }
             let reached = try index.checkpoint(storeUUID: uuid)
             summary.token = reached?.token ?? 0
             summary.unfinished = reached.flatMap(ExportStatus.init(checkpoint:))

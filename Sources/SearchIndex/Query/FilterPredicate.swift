@@ -63,23 +63,55 @@ public struct PredicateParser {
     }
 
     private let text: String
+    /// Values of `$VARIABLES` (a saved search's); nil where variables are not allowed.
+    private let variables: [String: String]?
     private var tokens: [(token: Token, position: Int)] = []
+    /// The text of the variable the last literal read came from, if it came from one.
+    private var variableText: String?
     private var index = 0
     private var depth = 0
 
-    /// Parses a predicate.
-    public static func parse(_ text: String) throws(SearchIndexError) -> FilterPredicate {
+    /// Parses a predicate. `variables` gives the values of its `$VARIABLES`, as a fetch-request
+    /// template's substitution variables: a value that reads as a number is a number, one in double
+    /// quotes (`"007"`) or any other text a string (an ISO-8601 string compares as a date with dates).
+    public static func parse(_ text: String, variables: [String: String]? = nil) throws(SearchIndexError) -> FilterPredicate {
         guard text.unicodeScalars.count <= maximumLength else {
             throw .invalidPredicate(reason: "the predicate is longer than \(maximumLength) characters", position: maximumLength)
         }
-        var parser = PredicateParser(text: text)
+        var parser = PredicateParser(text: text, variables: variables)
         try parser.tokenize()
         let predicate = try parser.parseOr()
         guard case .end = parser.current.token else { throw parser.error("expected AND, OR or the end, found \(parser.describe(parser.current.token))") }
         return predicate
     }
 
-    private init(text: String) { self.text = text }
+    private init(text: String, variables: [String: String]?) {
+        self.text = text
+        self.variables = variables
+    }
+
+    /// The predicate with its attribute names replaced (`country.code` → `country`), as written otherwise:
+    /// a fetch-request template's key paths become the names of the item attributes that hold them.
+    public static func renamingAttributes(in text: String, _ names: [String: String]) throws(SearchIndexError) -> String {
+        var parser = PredicateParser(text: text, variables: nil)
+        try parser.tokenize()
+        var scalars = Array(text.unicodeScalars)
+        for entry in parser.tokens.reversed() {
+            guard case .identifier(let word) = entry.token, let name = names[word] else { continue }
+            scalars.replaceSubrange(entry.position..<(entry.position + word.unicodeScalars.count), with: Array(name.unicodeScalars))
+        }
+        return String(String.UnicodeScalarView(scalars))
+    }
+
+    /// The names of the `$VARIABLES` a predicate uses, without the `$`.
+    public static func variables(in text: String) throws(SearchIndexError) -> Set<String> {
+        var parser = PredicateParser(text: text, variables: nil)
+        try parser.tokenize()
+        return Set(parser.tokens.compactMap { entry in
+            guard case .identifier(let word) = entry.token, word.hasPrefix("$") else { return nil }
+            return String(word.dropFirst())
+        })
+    }
 
     private var current: (token: Token, position: Int) { tokens[min(index, tokens.count - 1)] }
 
@@ -230,7 +262,12 @@ public struct PredicateParser {
             guard !values.isEmpty else { throw error("IN takes at least one value: IN {\"JP\", \"FR\"}", at: operatorPosition) }
             return .comparison(attribute: attribute, operator: .in, options: options, values: values)
         default:
-            let value = try parseLiteral()
+            var value = try parseLiteral()
+            // A variable's value that reads as a number is still text where only text compares (`BEGINSWITH $P`
+            // with P=1): the template's operator says what the value is.
+            if [.beginsWith, .endsWith, .contains, .like, .matches].contains(comparison), case .number = value, let text = variableText {
+                value = .string(text)
+            }
             if value == .null && ![.equal, .notEqual].contains(comparison) {
                 throw error("nil can only be compared with == or !=", at: operatorPosition)
             }
@@ -294,6 +331,7 @@ public struct PredicateParser {
     }
 
     private mutating func parseLiteral() throws(SearchIndexError) -> FilterPredicate.Literal {
+        variableText = nil
         let position = current.position
         switch current.token {
         case .string(let value):
@@ -302,6 +340,17 @@ public struct PredicateParser {
         case .number(let value):
             advance()
             return .number(value)
+        case .identifier(let word) where word.hasPrefix("$"):
+            let name = String(word.dropFirst())
+            guard let variables else {
+                throw error("'\(word)' is a variable; only a saved search's predicate takes $VARIABLES (quote text: \"\(word)\")")
+            }
+            guard let value = variables[name] else { throw error("no value for \(word)") }
+            advance()
+            variableText = value
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { return .string(String(value.dropFirst().dropLast())) }
+            if let number = Double(value.trimmingCharacters(in: .whitespaces)), number.isFinite { return .number(number) }
+            return .string(value)
         case .identifier(let word):
             switch word.uppercased() {
             case "YES", "TRUE": advance(); return .number(1)

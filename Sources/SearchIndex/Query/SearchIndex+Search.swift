@@ -23,9 +23,26 @@ extension SearchIndex {
         let request = try withEntityKinds(request)
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
-                let parsed = try parsed.map { parsed in request.typoTolerance ? try Search.expanded(parsed, db: db) : parsed }
-                var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
-                var results = try search.run()
+                var parsed = parsed
+                var results: SearchResults
+                let mayExpand = request.typoTolerance && parsed.map(Search.mayExpand) == true
+                if mayExpand, request.effectiveSort == .relevance, request.sortAttribute == nil, let typed = parsed {
+                    // Exact matches rank above every typo match and score as they would alone, so when they
+                    // fill the page it is the page: the expansions are looked for only when they are not enough.
+                    var exact = Search(db: db, request: request, parsed: typed, predicate: predicate)
+                    results = try exact.run()
+                    if results.hits.count < request.limit || !request.facets.isEmpty {
+                        parsed = try Search.expanded(typed, db: db)
+                        if parsed?.hasExpansions == true {
+                            var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
+                            results = try search.run()
+                        }
+                    }
+                } else {
+                    if mayExpand, let typed = parsed { parsed = try Search.expanded(typed, db: db) }
+                    var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
+                    results = try search.run()
+                }
                 if results.hits.isEmpty, request.offset == 0, let parsed, let query = request.query {
                     results.suggestion = try Search.suggestion(for: parsed, query: query, db: db)
                 }
@@ -58,7 +75,7 @@ extension SearchIndex {
         unpaged = try withEntityKinds(unpaged)
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
-                let parsed = try parsed.map { parsed in request.typoTolerance ? try Search.expanded(parsed, db: db) : parsed }
+                let parsed = try parsed.map { parsed in request.typoTolerance && Search.mayExpand(parsed) ? try Search.expanded(parsed, db: db) : parsed }
                 var search = Search(db: db, request: unpaged, parsed: parsed, predicate: predicate)
                 return try search.count()
             }
@@ -87,7 +104,7 @@ extension SearchIndex {
             }
         }
         guard let text = request.filter else { return nil }
-        let predicate = try PredicateParser.parse(text)
+        let predicate = try PredicateParser.parse(text, variables: request.filterVariables)
         let known = try attributeNames()
         if let unknown = predicate.attributes.subtracting(known).sorted().first {
             let position = (text.range(of: unknown).map { text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: $0.lowerBound) } ?? 0) + 1

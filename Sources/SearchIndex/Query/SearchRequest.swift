@@ -29,6 +29,8 @@ public struct SearchRequest: Sendable, Hashable {
     /// A filter over the items' attributes in `NSPredicate` format (see ``Predicate``):
     /// `population > 1000000 AND country == "JP"`.
     public var filter: String?
+    /// Values of the filter's `$VARIABLES`, for a saved search's predicate (see ``SavedSearch``).
+    public var filterVariables: [String: String]?
     /// Orders hits by an attribute instead (`--sort population:desc`); items without it come last.
     public var sortAttribute: AttributeOrder?
     /// Attributes whose values are counted over every match, not only this page (`--facet country`).

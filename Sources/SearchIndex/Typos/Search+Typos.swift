@@ -21,13 +21,21 @@ extension Search {
     /// The most expansions one word gets, fewest edits first (Lucene's fuzzy query keeps 50).
     static let maximumExpansionsPerWord = 16
 
+    /// The edits a term may have: single words only (not phrases), by ``TypoExpander/allowedEdits(for:)``.
+    static func allowedEdits(_ term: ParsedQuery.Term) -> Int {
+        guard !term.isPhrase, term.tokens.count == 1 else { return 0 }
+        return TypoExpander.allowedEdits(for: term.tokens[0])
+    }
+
+    /// Whether some word of the query may match with typos.
+    static func mayExpand(_ parsed: ParsedQuery) -> Bool {
+        parsed.required.joined().contains { allowedEdits($0) > 0 }
+    }
+
     /// The query with every eligible word's typo expansions: required single words (not phrases) of 5
     /// letters or more, without digits; each expansion checked against FTS5, so a term of a deleted item never stands in.
     static func expanded(_ parsed: ParsedQuery, db: Database) throws -> ParsedQuery {
-        func eligible(_ term: ParsedQuery.Term) -> Int {
-            guard !term.isPhrase, term.tokens.count == 1 else { return 0 }
-            return TypoExpander.allowedEdits(for: term.tokens[0])
-        }
+        let eligible = allowedEdits
         let words = parsed.required.joined().filter { eligible($0) > 0 }.count
         guard words > 0 else { return parsed }
         let terms = parsed.required.joined().count + parsed.excluded.count

@@ -25,7 +25,8 @@ struct ExplainCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let explanation = try options.location.open().explain(try options.request())
+            let index = try options.location.open()
+            let explanation = try index.explain(try options.request(in: index))
             switch format {
             case .json: print(explanation.json.pretty)
             case .text: print(Self.text(explanation))

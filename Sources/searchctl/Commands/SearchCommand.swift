@@ -34,7 +34,7 @@ struct SearchCommand: ParsableCommand {
     func run() throws {
         do {
             let index = try options.location.open()
-            let request = try options.request()
+            let request = try options.request(in: index)
             let results = try index.search(request)
             // People and whole-document readers get the total; line-oriented formats stay one hit per line.
             let found = format == .json || format == .table ? try index.count(request) : nil

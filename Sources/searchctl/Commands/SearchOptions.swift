@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Indexer
 import SearchIndex
 
 /// What to search for and where: shared by `search` and `explain`.
@@ -49,6 +50,12 @@ struct SearchOptions: ParsableArguments {
     @Flag(help: "The last word is a prefix, for search as you type: 'san fr' finds San Francisco.")
     var prefixLast = false
 
+    @Option(help: ArgumentHelp("Run a saved search of the configuration (or a fetch request of the model); see searchctl saved.", valueName: "name"))
+    var saved: String?
+
+    @Option(name: .customLong("var"), help: ArgumentHelp("A value for the saved search's $VARIABLE (repeatable): --var MIN=1000000.", valueName: "name=value"))
+    var variables: [String] = []
+
     @Flag(help: "Words match only as typed: no typo tolerance (zurch no longer finds Zürich).")
     var exact = false
 
@@ -72,20 +79,42 @@ struct SearchOptions: ParsableArguments {
         return value
     }
 
-    /// `--sort` spelled right, checked while parsing (a usage error, like every other option's).
+    /// `--sort` and `--var` spelled right, checked while parsing (usage errors, like every other option's).
     func validate() throws {
-        _ = try Self.order(sort)
+        do { _ = try SearchRequest.order(parsing: sort) } catch { throw ValidationError(error.description) }
+        _ = try variableValues()
+        if !variables.isEmpty && saved == nil { throw ValidationError("--var sets a saved search's variable: add --saved NAME") }
     }
 
-    /// `--sort`: a built-in order, or an attribute with its direction.
-    static func order(_ sort: String?) throws -> (SearchRequest.Sort?, AttributeOrder?) {
-        guard let sort else { return (nil, nil) }
-        if let builtIn = SearchRequest.Sort(rawValue: sort) { return (builtIn, nil) }
-        let parts = sort.split(separator: ":", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts.count == 1 || ["asc", "desc"].contains(parts[1]) else {
-            throw ValidationError("--sort takes relevance, distance or ATTRIBUTE[:asc|:desc] (population:desc); got '\(sort)'")
+    /// `--var NAME=VALUE` options as a dictionary.
+    func variableValues() throws -> [String: String] {
+        var values: [String: String] = [:]
+        for argument in variables {
+            guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
+                throw ValidationError("--var takes NAME=VALUE (MIN=1000000); got '\(argument)'")
+            }
+            let name = String(argument[..<equals].drop { $0 == "$" })
+            guard values.updateValue(String(argument[argument.index(after: equals)...]), forKey: name) == nil else {
+                throw ValidationError("--var \(name) is given twice")
+            }
         }
-        return (nil, AttributeOrder(name: String(parts[0]), descending: parts.count == 2 && parts[1] == "desc"))
+        return values
+    }
+
+    /// The request: the saved search's (variables set), if any, with the command line's words, filter and
+    /// order added to it.
+    func request(in index: SearchIndex) throws -> SearchRequest {
+        guard let saved else { return try request() }
+        var request = try index.savedSearch(named: saved).request(variables: try variableValues())
+        let own = try self.request()
+        request.query = [request.query, own.query].compactMap { $0 }.joined(separator: " ").nilIfEmpty
+        if let filter = own.filter { request.filter = request.filter.map { "(\($0)) AND (\(filter))" } ?? filter }
+        if !own.entities.isEmpty { request.entities = own.entities }
+        if sort != nil { (request.sort, request.sortAttribute) = (own.sort, own.sortAttribute) }
+        (request.near, request.radius, request.boundingBox) = (own.near, own.radius, own.boundingBox)
+        (request.limit, request.offset, request.snippets, request.facets) = (own.limit, own.offset, own.snippets, own.facets)
+        (request.exactEntities, request.lastWordIsPrefix, request.typoTolerance) = (own.exactEntities, own.lastWordIsPrefix, own.typoTolerance)
+        return request
     }
 
     func request() throws -> SearchRequest {
@@ -97,7 +126,7 @@ struct SearchOptions: ParsableArguments {
             let values = try Self.numbers(text, count: 4, option: "bbox")
             return try BoundingBox(minLatitude: values[0], minLongitude: values[1], maxLatitude: values[2], maxLongitude: values[3])
         }
-        let (order, attributeOrder) = try Self.order(sort)
+        let (order, attributeOrder) = try SearchRequest.order(parsing: sort)
         var request = SearchRequest(query: query, entities: entities, near: center, radius: try radius.map(Self.meters), boundingBox: box,
                                     sort: order, limit: limit, offset: offset, snippets: snippets)
         request.sortAttribute = attributeOrder
@@ -110,4 +139,7 @@ struct SearchOptions: ParsableArguments {
     }
 }
 
-
+extension String {
+    /// Nil for the empty string.
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}

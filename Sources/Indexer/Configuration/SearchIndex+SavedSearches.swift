@@ -1,0 +1,26 @@
+import Foundation
+import SearchIndex
+
+extension SearchIndex {
+    /// The saved searches of the configurations the index was built with (every store's), by name;
+    /// where two stores declare one name, the first store (by UUID) wins.
+    public func savedSearches() throws(SearchIndexError) -> [String: SavedSearch] {
+        var searches: [String: SavedSearch] = [:]
+        for checkpoint in try checkpoints().sorted(by: { $0.storeUUID < $1.storeUUID }) {
+            guard let json = checkpoint.configuration, let configuration = try? IndexConfiguration(json: Data(json.utf8)) else { continue }
+            searches.merge(configuration.searches) { first, _ in first }
+        }
+        return searches
+    }
+
+    /// One saved search, or an error naming the ones there are.
+    public func savedSearch(named name: String) throws(SearchIndexError) -> SavedSearch {
+        let searches = try savedSearches()
+        guard let search = searches[name] else {
+            throw .invalidQuery(reason: searches.isEmpty
+                ? "no saved search '\(name)': the index's configuration declares none (\"searches\": {\"\(name)\": {\"where\": \"…\"}})"
+                : "no saved search '\(name)'; the index has " + searches.keys.sorted().joined(separator: ", "))
+        }
+        return search
+    }
+}
