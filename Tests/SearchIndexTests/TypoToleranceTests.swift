@@ -205,5 +205,15 @@ struct TypoToleranceTests {
         #expect(try terms() == ["lisboa", "tagus", "estuary"])
         try index.removeStore(uuid: "STORE-A")
         #expect(try terms().isEmpty)
+        // A first export fills the dictionary once, with the batch that ends it.
+        func exporting(_ token: Int64, done: Bool) -> StoreCheckpoint {
+            StoreCheckpoint(storeUUID: "STORE-B", storePath: "/tmp/STORE-B.sqlite", token: token, exportState: done ? nil : "first export")
+        }
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(1, "Kyoto", store: "STORE-B")], checkpoint: exporting(1, done: false)))
+        #expect(try terms().isEmpty)
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(2, "Osaka", store: "STORE-B")], checkpoint: exporting(2, done: true)))
+        #expect(try terms() == ["kyoto", "osaka"])
+        try index.apply(IndexBatch(upserts: [IndexFixtures.item(3, "Nagoya", store: "STORE-B")], checkpoint: exporting(3, done: true)))
+        #expect(try terms() == ["kyoto", "osaka", "nagoya"])
     }
 }

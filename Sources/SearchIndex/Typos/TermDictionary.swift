@@ -1,5 +1,6 @@
 import CSearchTokenizer
 import GRDB
+import GRDBSQLite
 
 /// The index's terms in order (`item_terms`): the dictionary typo tolerance walks as a trie.
 ///
@@ -23,13 +24,45 @@ struct TermDictionary {
     }
 
     /// The first term at or after `key` in byte order, as scalars.
+    ///
+    /// A walk makes hundreds of these probes per word: the prepared statement is stepped through SQLite's C
+    /// API, the key bound and the term decoded without going through `String` (a third of the cost).
     mutating func term(atOrAfter key: [Unicode.Scalar]) throws -> [Unicode.Scalar]? {
         guard seeks < seekLimit else { return nil }
         seeks += 1
-        let text = try String.fetchOne(db.cachedStatement(sql: "SELECT term FROM item_terms WHERE term >= ? ORDER BY term LIMIT 1"),
-                                       arguments: [String(String.UnicodeScalarView(key))])
-        return text.map { Array($0.unicodeScalars) }
+        let statement = try db.cachedStatement(sql: "SELECT term FROM item_terms WHERE term >= ? ORDER BY term LIMIT 1")
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(key.count * 2)
+        for scalar in key { UTF8.encode(scalar) { bytes.append($0) } }
+        // A nil pointer would bind NULL, not an empty string.
+        let bound = bytes.isEmpty ? sqlite3_bind_text(handle, 1, "", 0, nil) : bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(handle, 1, $0.baseAddress, Int32($0.count), Self.transient) }
+        }
+        guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: "cannot bind a term") }
+        let status = sqlite3_step(handle)
+        defer { sqlite3_reset(handle) }
+        guard status == SQLITE_ROW else {
+            if status == SQLITE_DONE { return nil }
+            throw DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        guard let text = sqlite3_column_text(handle, 0) else { return [] }
+        let term = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0)))
+        var scalars: [Unicode.Scalar] = []
+        var decoder = UTF8()
+        var iterator = term.makeIterator()
+        decoding: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): scalars.append(scalar)
+            case .emptyInput: break decoding
+            case .error: scalars.append("\u{FFFD}")
+            }
+        }
+        return scalars
     }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     /// The characters that follow `prefix` in some term, in order, and whether `prefix` is itself a term:
     /// one seek per child (a skip-scan of the B-tree).

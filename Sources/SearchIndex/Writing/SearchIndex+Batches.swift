@@ -10,6 +10,7 @@ extension SearchIndex {
     @discardableResult
     public func apply(_ batch: IndexBatch) throws(SearchIndexError) -> BatchResult {
         try write { db in
+            let exporting = try String.fetchOne(db, sql: "SELECT export_state FROM stores WHERE uuid = ?", arguments: [batch.checkpoint.storeUUID]) != nil
             let storeID = try Self.saveCheckpoint(batch.checkpoint, db: db)
             var result = BatchResult(inserted: 0, updated: 0, deleted: 0)
             let deleted = Set(batch.deletes)
@@ -26,7 +27,16 @@ extension SearchIndex {
                 }
                 if let mark, let id { try mark.execute(arguments: [id, storeID]) }
             }
-            try TermDictionary.saveNewTerms(db)
+            // The typo dictionary: during a first export or a rebuild it is filled once, from the vocabulary,
+            // with the batch that ends it (a batch's new terms are mostly not new after the first batches,
+            // and looking each up again cost a fifth of a bulk export); otherwise each batch adds its own.
+            if batch.checkpoint.exportState != nil {
+                TermDictionary.discardNewTerms(db)
+            } else if exporting {
+                try TermDictionary.refresh(db)
+            } else {
+                try TermDictionary.saveNewTerms(db)
+            }
             return result
         }
     }
@@ -133,9 +143,9 @@ extension SearchIndex {
                 guard let last = rows.last else {
                     try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = ?", arguments: [storeID])
                     _ = try Self.saveCheckpoint(checkpoint, db: db)
-                    // A rebuild's end: the terms of the items it swept, and of any deleted since the last
-                    // rebuild, leave the dictionary.
-                    if removed > 0 { try TermDictionary.refresh(db) }
+                    // A rebuild's end: the dictionary becomes the vocabulary again — the rebuild's new terms in,
+                    // the terms of the items it swept (and of any deleted since the last rebuild) out.
+                    try TermDictionary.refresh(db)
                     return true
                 }
                 after = try last.integer(0)
