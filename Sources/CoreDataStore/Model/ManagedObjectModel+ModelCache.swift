@@ -35,6 +35,7 @@ extension ManagedObjectModel {
         }
         let identifiers = archive.array(root, "NSVersionIdentifiers").compactMap(\.stringValue)
         try self.init(entities: Self.droppingInheritedConstraints(entities), versionIdentifiers: identifiers, source: .modelCache)
+        fetchRequestTemplates = Self.fetchRequestTemplates(in: archive, model: root)
     }
 
     private static func decodeEntity(_ entity: PropertyListValue, archive: KeyedArchive) -> EntityDescription {

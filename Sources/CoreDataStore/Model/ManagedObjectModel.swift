@@ -32,8 +32,8 @@ public struct ManagedObjectModel: Sendable {
     public let versionIdentifiers: [String]
     /// Where the description came from.
     public var source: Source
-    /// The model's stored fetch requests, by name (read from `.xcdatamodel` files; a compiled model
-    /// cache's are not decoded).
+    /// The model's stored fetch requests (from an `.xcdatamodel` file, or decoded from the archive of a
+    /// store's model cache), by name.
     public var fetchRequestTemplates: [FetchRequestTemplate] = []
 
     private let indexByName: [String: Int]

@@ -2,16 +2,18 @@ import GRDB
 
 /// A query word that matched nothing, and the index's nearest term.
 public struct QuerySuggestion: Sendable, Hashable {
-    /// The words as typed, each with the term proposed instead.
-    public var corrections: [(typed: String, suggested: String)]
-    /// The query with those words replaced.
-    public var query: String
-
-    public static func == (a: QuerySuggestion, b: QuerySuggestion) -> Bool {
-        a.query == b.query && a.corrections.map(\.typed) == b.corrections.map(\.typed) && a.corrections.map(\.suggested) == b.corrections.map(\.suggested)
+    /// One word as typed and the term proposed instead.
+    public struct Correction: Sendable, Hashable {
+        /// The word as typed.
+        public var typed: String
+        /// The index's nearest term.
+        public var suggested: String
     }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(query) }
+    /// The words that matched nothing, each with the term proposed instead.
+    public var corrections: [Correction]
+    /// The query with those words replaced.
+    public var query: String
 }
 
 extension Search {
@@ -69,7 +71,7 @@ extension Search {
     /// For a search that found nothing: the words that match nothing, each replaced by the index's nearest
     /// term (fewest edits, then most items), or nil when no word has one near enough.
     static func suggestion(for parsed: ParsedQuery, query: String, db: Database) throws -> QuerySuggestion? {
-        var corrections: [(typed: String, suggested: String)] = []
+        var corrections: [QuerySuggestion.Correction] = []
         var corrected = query
         var expander = TypoExpander(db)
         for term in parsed.required.joined() where !term.isPhrase && term.tokens.count == 1 {
@@ -89,7 +91,7 @@ extension Search {
                 if items > 0, items > best?.items ?? 0 { best = (candidate.term, items) }
             }
             guard let best else { continue }
-            corrections.append((term.text, best.term))
+            corrections.append(QuerySuggestion.Correction(typed: term.text, suggested: best.term))
             // A typed star stays where it was.
             if let range = corrected.range(of: term.text) { corrected.replaceSubrange(range, with: best.term) }
         }

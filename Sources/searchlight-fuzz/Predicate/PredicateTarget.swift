@@ -26,10 +26,28 @@ enum PredicateTarget {
         return queue
     }()
 
+    /// Values for any `$VARIABLE` the input uses: numbers, text, quoted digits, a date, predicate syntax.
+    static let values = ["1", "x y", "\"7\"", "2024-05-10", "1 OR TRUEPREDICATE", "", "-0", "1e400", "\u{301}"]
+
     static let target = FuzzTarget(name: "predicate", prepare: { _ = database }) { data in
         let text = String(decoding: data, as: UTF8.self)
+        check(text, variables: nil)
+        // As a saved search's template: its variables listed, set to every kind of value, attributes renamed.
+        guard let names = try? PredicateParser.variables(in: text), !names.isEmpty else { return }
+        for value in values { check(text, variables: Dictionary(uniqueKeysWithValues: names.map { ($0, value) })) }
+        if let search = try? SavedSearch(name: "fuzz", query: text, filter: text) {
+            guard Set(search.variables).isSuperset(of: names) else { fatalError("variables of \(text.debugDescription) lost: \(search.variables)") }
+            _ = try? search.request(variables: Dictionary(uniqueKeysWithValues: search.variables.map { ($0, "1") }))
+        }
+        if let renamed = try? PredicateParser.renamingAttributes(in: text, ["population": "p", "country": "country_code"]),
+           (try? PredicateParser.variables(in: renamed)) != names {
+            fatalError("renaming attributes of \(text.debugDescription) changed its variables: \(renamed.debugDescription)")
+        }
+    }
+
+    static func check(_ text: String, variables: [String: String]?) {
         let predicate: FilterPredicate
-        switch Result(catching: { () throws(SearchIndexError) in try PredicateParser.parse(text) }) {
+        switch Result(catching: { () throws(SearchIndexError) in try PredicateParser.parse(text, variables: variables) }) {
         case .success(let parsed):
             predicate = parsed
         case .failure(.invalidPredicate(_, let position)):

@@ -2,18 +2,42 @@ import Foundation
 import GRDB
 @testable import SearchIndex
 
-/// Fuzzes the query parser, and checks what it promises: every string is a query FTS5 accepts or a clean error,
-/// as typed and as you type.
+/// Fuzzes the query parser and typo tolerance, and checks what they promise: every string is a query FTS5
+/// accepts or a clean error, as typed and as you type; its typo expansions, ranked, are a query FTS5 accepts
+/// too; the dictionary walk never strays past its edits or off the word's first letter.
 ///
-/// Each parsed query's MATCH expression runs against an in-memory FTS5 table with the index's own tokenizer
-/// and columns; an FTS5 error there is a crash.
+/// Parsed queries run against an in-memory FTS5 table with the index's own tokenizer and columns, and,
+/// expanded, against the index's own schema (its migrations) holding a few items; an error there is a crash.
 enum QueryTarget {
     static let database = FuzzDatabase.withTokenizer("""
         CREATE VIRTUAL TABLE items_fts USING fts5(display_name, title, text, keywords, tokenize='\(SearchTokenizer.name)');
         INSERT INTO items_fts VALUES ('Zürich', 'Tokyo 東京都', 'New York, 横浜市の港, กรุงเทพมหานคร', 'Straße');
         """)
 
-    static let target = FuzzTarget(name: "query", prepare: { _ = database }) { data in
+    /// The index's schema with items whose terms crowd each other across scripts, and their dictionary.
+    static let index: DatabaseQueue = {
+        let queue = FuzzDatabase.withTokenizer("SELECT 1")
+        do {
+            try SearchIndex.migrator.migrate(queue)
+            try queue.write { db in
+                let names = ["Zürich", "Zurich", "Zuerich", "Zurigo", "Straße", "Strasse", "東京都", "naïve", "İstanbul", "Istanbul", "ǅemal",
+                             "😀smile", "Ÿpsilon", "Berlin", "Berlino", "Bern", "Москва", "Moskva", "Moscow", "DeviceMigrationState_FD0781A4"]
+                for (offset, name) in names.enumerated() {
+                    try db.execute(sql: "INSERT INTO stores (id, uuid, path, token, updated_at) VALUES (1, 'S', '/s', 0, 0) ON CONFLICT DO NOTHING")
+                    try db.execute(sql: "INSERT INTO items (id, uri, store_id, entity, display_name, boost, rank) VALUES (?, ?, 1, 'Place', ?, 1, ?)",
+                                   arguments: [offset + 1, "u\(offset)", name, offset])
+                    try db.execute(sql: "INSERT INTO item_texts (id, title, text, keywords) VALUES (?, '', ?, '')", arguments: [offset + 1, name + " city"])
+                }
+                try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+                try TermDictionary.refresh(db)
+            }
+        } catch {
+            fatalError("searchlight-fuzz: cannot create the index schema: \(error)")
+        }
+        return queue
+    }()
+
+    static let target = FuzzTarget(name: "query", prepare: { _ = database; _ = index }) { data in
         let query = String(decoding: data, as: UTF8.self)
         // As typed and as you type (the last word a prefix): both must give FTS5 a valid expression.
         for lastWordIsPrefix in [false, true] {
@@ -23,8 +47,30 @@ enum QueryTarget {
                 _ = try database.read { db in
                     try Int.fetchOne(db, sql: "SELECT count(*) FROM items_fts WHERE items_fts MATCH ?", arguments: [expression])
                 }
+                try index.read { db in
+                    let expanded = try Search.expanded(parsed, db: db)
+                    _ = try Row.fetchAll(db, sql: """
+                        SELECT i.id, \(SearchIndex.rankFunction) FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?
+                        """, arguments: [expanded.phrasePlan, expanded.expression])
+                    _ = try Search.suggestion(for: expanded, query: query, db: db)
+                }
             } catch {
-                fatalError("FTS5 refuses the parsed query's expression \(expression.debugDescription): \(error)")
+                fatalError("FTS5 refuses the parsed query \(query.debugDescription): \(error)")
+            }
+        }
+        // The walk on the raw text as one word, prefix or not, with two edits.
+        let word = Array(query.unicodeScalars.prefix(40))
+        guard let first = word.first else { return }
+        for isPrefix in [false, true] {
+            let found = try? index.read { db in
+                var expander = TypoExpander(db)
+                return try expander.expansions(of: String(String.UnicodeScalarView(word)), isPrefix: isPrefix, maximumEdits: 2, limit: 100)
+            }
+            for expansion in found ?? [] {
+                let term = Array(expansion.term.unicodeScalars)
+                guard term.first == first, (0...2).contains(expansion.edits), isPrefix || abs(term.count - word.count) <= 2 else {
+                    fatalError("the walk from \(query.debugDescription) found \(expansion)")
+                }
             }
         }
     }
