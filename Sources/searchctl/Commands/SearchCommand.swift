@@ -22,6 +22,7 @@ struct SearchCommand: ParsableCommand {
               searchctl search park --facet country --store Places.sqlite
               searchctl search 'san fr' --prefix-last --store Places.sqlite
               searchctl search zurch --store Places.sqlite
+              searchctl search --saved citiesOf --var CODE=JP --var MIN=2000000
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case uris, table, json, jsonl }
