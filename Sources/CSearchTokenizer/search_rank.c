@@ -118,6 +118,9 @@ static int read_plan(RankData *data, const char *plan) {
         data->phraseEdits[phrase] = (int)edits;
         if (group + 1 > data->groupCount) data->groupCount = (int)group + 1;
     }
+    // A plan longer than the query's phrases numbers them otherwise: not to be trusted.
+    while (*cursor == ' ') cursor++;
+    if (*cursor) each_phrase_a_group(data);
     return SQLITE_OK;
 }
 
@@ -277,7 +280,10 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
             if (group >= 0 && data->phraseEdits[phrase] == data->groupEdits[group]) mask |= 1ULL << group;
             frequencies[phrase] += 1;
             int phraseSize = api->xPhraseSize(context, phrase);
-            for (int position = offset; position < offset + (phraseSize > 0 ? phraseSize : 1) && position < size; position++) covered[position] = 1;
+            // Only a word's closest alternatives cover a value: a near-miss beside the word typed changes nothing.
+            if (group < 0 || data->phraseEdits[phrase] == data->groupEdits[group]) {
+                for (int position = offset; position < offset + (phraseSize > 0 ? phraseSize : 1) && position < size; position++) covered[position] = 1;
+            }
         }
     }
     if (rc != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }

@@ -309,7 +309,9 @@ int searchlight_register_tokenizer(sqlite3 *db) {
     // The connection's term set lives as long as the registration; SQLite frees it.
     TermCollector *collector = term_collector_new();
     if (!collector) return SQLITE_NOMEM;
-    return api->xCreateTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, collector, &methods, term_collector_free);
+    rc = api->xCreateTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, collector, &methods, term_collector_free);
+    if (rc != SQLITE_OK) term_collector_free(collector);  // SQLite calls xDestroy only once registered
+    return rc;
 }
 
 // MARK: direct use

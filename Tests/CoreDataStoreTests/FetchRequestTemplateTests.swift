@@ -58,9 +58,14 @@ struct FetchRequestTemplateTests {
             if let predicate { fields["NSPredicate"] = predicate }
             return builder.add(className: ["NSFetchRequest", "NSPersistentStoreRequest", "NSObject"], fields: fields)
         }
+        // A constant array that holds itself: left out, not followed forever.
+        let loop = builder.reserve()
+        builder.fill(loop, className: ["NSArray", "NSObject"], fields: ["NS.objects": .array([loop])])
+        let looping = comparison(keyPath("age"), 10, expression(["NSExpressionType": .integer(0), "NSConstantValue": loop], "NSConstantValueExpression"))
         let templates = builder.add(dictionary: [
             ("adultsNamed", request(both)), ("everyone", request(nil)),
             ("allOlder", request(comparison(keyPath("age"), 2, minimum, modifier: 1))),  // ALL: left out
+            ("loop", request(looping)),
         ])
         let root = builder.add(className: ["NSManagedObjectModel", "NSObject"], fields: ["NSFetchRequestTemplates": templates])
         let archive = try KeyedArchive(data: builder.encoded(root: root))

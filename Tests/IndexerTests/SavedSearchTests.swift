@@ -33,6 +33,12 @@ struct SavedSearchTests {
         }
         #expect(throws: SearchIndexError.self) { try SavedSearch(name: "empty") }
         #expect(throws: SearchIndexError.self) { try SavedSearch(name: "order", filter: "x > 1", sort: "x:sideways") }
+        // A value that makes the template wrong says whose predicate it is.
+        #expect(throws: SearchIndexError.invalidQuery(reason: "the saved search 'pattern': its predicate, at character 6: MATCHES needs a regular expression; '(' is not one")) {
+            try SavedSearch(name: "pattern", filter: "name MATCHES $P").request(variables: ["P": "("])
+        }
+        // A query template is checked when declared too.
+        #expect(throws: SearchIndexError.self) { try SavedSearch(name: "q", query: "$A OR") }
         // Outside a saved search a variable is an error, not a string.
         #expect(throws: SearchIndexError.self) { try PredicateParser.parse("population > $MIN") }
     }

@@ -163,6 +163,27 @@ struct TypoToleranceTests {
         #expect(explained.expression == "(\"zurch\" OR \"zurich\")")
     }
 
+    @Test("a near-miss beside the word typed changes nothing: exact rows score as without typo tolerance; filter plans have no typos")
+    func exactScoresUnchanged() throws {
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("typos.searchindex").path, mode: .readWrite(permissions: nil))
+        try index.apply(IndexBatch(upserts: [
+            IndexFixtures.item(1, "Zurich Zurch"), IndexFixtures.item(2, "Zurich"), IndexFixtures.item(3, "Zurch Lake"),
+            IndexedItem(uri: "x-coredata://STORE-A/Place/p4", entity: "Place", displayName: "Old", rank: -1e300, attributes: ["n": [.number(1)]]),
+            IndexedItem(uri: "x-coredata://STORE-A/Place/p5", entity: "Place", displayName: "Older", rank: -3e7, attributes: ["n": [.number(1)]]),
+        ], checkpoint: IndexFixtures.checkpoint(1)))
+        var exact = SearchRequest(query: "zurich")
+        exact.typoTolerance = false
+        let tolerant = try index.search(SearchRequest(query: "zurich", limit: 1)).hits
+        let asTyped = try index.search(exact).hits
+        #expect(try index.search(SearchRequest(query: "zurich")).hits.map(\.displayName) == ["Zurich", "Zurich Zurch", "Zurch Lake"])
+        #expect(Dictionary(uniqueKeysWithValues: try index.search(SearchRequest(query: "zurich")).hits.prefix(2).map { ($0.uri, $0.score) })
+                == Dictionary(uniqueKeysWithValues: asTyped.map { ($0.uri, $0.score) }) && tolerant.count == 1)
+        var filtered = SearchRequest()
+        filtered.filter = "n == 1"
+        let hits = try index.search(filtered).hits
+        #expect(hits.map(\.typos) == [0, 0] && Set(hits.map(\.score)) == [-1e300, -3e7])
+    }
+
     @Test("nothing matches: the nearest term is suggested, for each word that matches nothing")
     func suggestions() throws {
         let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("typos.searchindex").path, mode: .readWrite(permissions: nil))

@@ -211,7 +211,9 @@ struct OutputTests {
         #expect(words.status == 0 && words.lines.count == 1)
         #expect(try CLI.run(["search", "--saved", "bigCities", "--var", "NAME=yoko*", "--var", "MIN=1", "tokyo", "--store", store]).status == 1)
         for arguments in [["--saved", "bigCities", "--var", "MIN=1"], ["--saved", "nope"], ["--saved", "bigCities", "--var", "MIN=1", "--var", "NAME=x", "--var", "X=1"],
-                          ["--var", "MIN=1"], ["--saved", "citiesOf", "--var", "CODE"]] {
+                          ["--var", "MIN=1"], ["--saved", "citiesOf", "--var", "CODE"],
+                          ["--saved", "citiesOf", "--var", "CODE=JP", "--var", "MIN=1", "--where", "population > $MIN"],
+                          ["--saved", "citiesOf", "--var", "CODE=JP", "--var", "MIN=1", "--entity", "Country"]] {
             let result = try CLI.run(["search"] + arguments + ["--store", store])
             #expect(result.status == 64 && result.stderr.hasPrefix("searchctl: error:"), "\(arguments): \(result.stderr)")
         }

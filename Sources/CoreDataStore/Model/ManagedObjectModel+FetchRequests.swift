@@ -16,13 +16,29 @@ extension ManagedObjectModel {
     }
 
     /// An archived `NSPredicate` in `NSPredicate` format, or nil when part of it has no such form here.
-    static func predicateFormat(_ predicate: PropertyListValue, archive: KeyedArchive, depth: Int = 0) -> String? {
-        guard depth < 32 else { return nil }  // a hostile archive may nest (or loop) without end
+    static func predicateFormat(_ predicate: PropertyListValue, archive: KeyedArchive) -> String? {
+        var budget = 10_000
+        return predicateFormat(predicate, archive: archive, depth: 0, budget: &budget)
+    }
+
+    /// A hostile archive may nest without end, point back at itself, or share children so that a walk
+    /// doubles at every level: depth and the number of objects visited are both bounded.
+    private static func visit(_ depth: Int, _ budget: inout Int) -> Bool {
+        budget -= 1
+        return depth < 32 && budget > 0
+    }
+
+    private static func predicateFormat(_ predicate: PropertyListValue, archive: KeyedArchive, depth: Int, budget: inout Int) -> String? {
+        guard visit(depth, &budget) else { return nil }
         switch archive.className(of: predicate) {
         case "NSTruePredicate": return "TRUEPREDICATE"
         case "NSFalsePredicate": return "FALSEPREDICATE"
         case "NSCompoundPredicate":
-            let parts = archive.array(predicate, "NSSubpredicates").map { predicateFormat($0, archive: archive, depth: depth + 1) }
+            var parts: [String?] = []
+            for part in archive.array(predicate, "NSSubpredicates") {
+                parts.append(predicateFormat(part, archive: archive, depth: depth + 1, budget: &budget))
+                if parts.last == .some(nil) { return nil }
+            }
             guard !parts.isEmpty, !parts.contains(where: { $0 == nil }) else { return nil }
             let written = parts.compactMap { $0 }.map { "(\($0))" }
             switch predicate["NSCompoundPredicateType"]?.integerValue {
@@ -32,8 +48,8 @@ extension ManagedObjectModel {
             default: return nil
             }
         case "NSComparisonPredicate":
-            guard let left = expressionFormat(archive.resolve(predicate["NSLeftExpression"]), archive: archive, depth: depth + 1),
-                  let right = expressionFormat(archive.resolve(predicate["NSRightExpression"]), archive: archive, depth: depth + 1),
+            guard let left = expressionFormat(archive.resolve(predicate["NSLeftExpression"]), archive: archive, depth: depth + 1, budget: &budget),
+                  let right = expressionFormat(archive.resolve(predicate["NSRightExpression"]), archive: archive, depth: depth + 1, budget: &budget),
                   let comparison = archive.resolve(predicate["NSPredicateOperator"]),
                   let type = comparison["NSOperatorType"]?.integerValue else { return nil }
             let symbols: [Int64: String] = [0: "<", 1: "<=", 2: ">", 3: ">=", 4: "==", 5: "!=", 6: "MATCHES", 7: "LIKE", 8: "BEGINSWITH",
@@ -57,11 +73,11 @@ extension ManagedObjectModel {
 
     /// An archived `NSExpression` in format syntax: constants, `$VARIABLES`, key paths (also on a variable),
     /// and collections of those.
-    static func expressionFormat(_ expression: PropertyListValue?, archive: KeyedArchive, depth: Int) -> String? {
-        guard let expression, depth < 32 else { return nil }
+    private static func expressionFormat(_ expression: PropertyListValue?, archive: KeyedArchive, depth: Int, budget: inout Int) -> String? {
+        guard let expression, visit(depth, &budget) else { return nil }
         switch expression["NSExpressionType"]?.integerValue {
         case 0:  // constant
-            return constantFormat(archive.resolve(expression["NSConstantValue"]), archive: archive, depth: depth + 1)
+            return constantFormat(archive.resolve(expression["NSConstantValue"]), archive: archive, depth: depth + 1, budget: &budget)
         case 2:  // variable
             return archive.string(expression, "NSVariable").map { "$" + $0 }
         case 3, 4:  // key path, or valueForKeyPath: on an operand
@@ -76,15 +92,19 @@ extension ManagedObjectModel {
         case 10:  // key path specifier
             return archive.string(expression, "NSKeyPath")
         case 14:  // aggregate: {a, b}
-            let parts = archive.array(expression, "NSCollection").map { expressionFormat($0, archive: archive, depth: depth + 1) }
-            guard !parts.contains(where: { $0 == nil }) else { return nil }
-            return "{" + parts.compactMap { $0 }.joined(separator: ", ") + "}"
+            var parts: [String] = []
+            for part in archive.array(expression, "NSCollection") {
+                guard let written = expressionFormat(part, archive: archive, depth: depth + 1, budget: &budget) else { return nil }
+                parts.append(written)
+            }
+            return "{" + parts.joined(separator: ", ") + "}"
         default:
             return nil
         }
     }
 
-    private static func constantFormat(_ value: PropertyListValue?, archive: KeyedArchive, depth: Int) -> String? {
+    private static func constantFormat(_ value: PropertyListValue?, archive: KeyedArchive, depth: Int, budget: inout Int) -> String? {
+        guard visit(depth, &budget) else { return nil }
         guard let value else { return "nil" }
         switch value {
         case .string(let text): return predicateString(text)
@@ -96,9 +116,12 @@ extension ManagedObjectModel {
             case "NSDate": return value["NS.time"]?.doubleValue.map { "CAST(\($0), 'NSDate')" }
             case "NSString", "NSMutableString": return archive.string(value, "NS.string").map(predicateString)
             case "NSArray", "NSMutableArray", "NSSet", "NSMutableSet":
-                let parts = archive.elements(of: value).map { constantFormat($0, archive: archive, depth: depth + 1) }
-                guard depth < 32, !parts.contains(where: { $0 == nil }) else { return nil }
-                return "{" + parts.compactMap { $0 }.joined(separator: ", ") + "}"
+                var parts: [String] = []
+                for element in archive.elements(of: value) {
+                    guard let written = constantFormat(element, archive: archive, depth: depth + 1, budget: &budget) else { return nil }
+                    parts.append(written)
+                }
+                return "{" + parts.joined(separator: ", ") + "}"
             default: return nil
             }
         }

@@ -40,8 +40,8 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         /// The term and its expansions as FTS5 phrases, in order, with the edits of each.
         var phrases: [(expression: String, edits: Int)] {
             [(expression, 0)] + expansions.map { expansion in
-                // Normalized terms hold no quote; doubled anyway, as above.
-                ("\"" + expansion.term.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (expansion.isPrefix ? " *" : ""), expansion.edits)
+                // Quoted as the term itself is, scalar by scalar.
+                (Term(text: expansion.term, tokens: [expansion.term], isPrefix: expansion.isPrefix, isPhrase: false).expression, expansion.edits)
             }
         }
     }

@@ -41,6 +41,7 @@ public struct SavedSearch: Sendable, Hashable {
         // With every variable set to a plain value, the templates must parse.
         let sample = Dictionary(uniqueKeysWithValues: variables.map { ($0, "1") })  // a number, or text where text is needed
         if let filter { _ = try PredicateParser.parse(filter, variables: sample) }
+        if let query { _ = try QueryParser.parse(Self.substitute(query, sample)) }
         _ = try SearchRequest.order(parsing: sort)
     }
 
@@ -59,7 +60,12 @@ public struct SavedSearch: Sendable, Hashable {
         var request = SearchRequest(query: query.map { Self.substitute($0, values) }, entities: entities, sort: order)
         request.sortAttribute = attributeOrder
         if let filter {
-            _ = try PredicateParser.parse(filter, variables: values)  // errors by position in the template
+            // A value can still make the predicate wrong (`MATCHES $P` with no regular expression): say whose.
+            do {
+                _ = try PredicateParser.parse(filter, variables: values)
+            } catch .invalidPredicate(let reason, let position) {
+                throw .invalidQuery(reason: "the saved search '\(name)': its predicate, at character \(position): \(reason)")
+            }
             request.filter = filter
             request.filterVariables = values
         }

@@ -220,7 +220,9 @@ struct Search {
         }
         var hits = candidates.map { candidate in
             // The ranking function folds typos into the score as penalties; a hit reports them apart.
-            let typos = candidate.score < 0 ? Int(((SearchIndex.scoreCeiling - candidate.score) / SearchIndex.typoPenalty).rounded(.down)) : 0
+            // Only scores from searchlight_rank carry penalties (a filter plan's score is the item's raw rank).
+            let ranked = parsed != nil && plan != .filter && plan != .nearest && candidate.score < 0
+            let typos = ranked ? Int(min(64, ((SearchIndex.scoreCeiling - candidate.score) / SearchIndex.typoPenalty).rounded(.down))) : 0
             var hit = SearchHit(uri: candidate.uri, entity: candidate.entity, displayName: candidate.displayName,
                                 score: candidate.score + Double(typos) * SearchIndex.typoPenalty,
                                 latitude: candidate.latitude, longitude: candidate.longitude, distance: candidate.distance, snippet: nil)

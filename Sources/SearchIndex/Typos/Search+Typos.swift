@@ -73,13 +73,15 @@ extension Search {
     static func suggestion(for parsed: ParsedQuery, query: String, db: Database) throws -> QuerySuggestion? {
         var corrections: [QuerySuggestion.Correction] = []
         var corrected = query
-        var expander = TypoExpander(db)
+        // Where the next word is looked for: after the last one replaced, never inside it.
+        var searchFrom = corrected.startIndex
         for term in parsed.required.joined() where !term.isPhrase && term.tokens.count == 1 {
             let alternatives = term.phrases.map(\.expression).joined(separator: " OR ")
             guard try !matchesSomething(alternatives, db: db) else { continue }
             let word = term.tokens[0]
             // One edit more than matching allows, at least two: a suggestion may be further than a match.
             let edits = min(3, max(2, TypoExpander.allowedEdits(for: word) + 1))
+            var expander = TypoExpander(db)  // each word its own probe budget
             expander.dictionary.seekLimit = 20_000
             let candidates = try expander.expansions(of: word, isPrefix: term.isPrefix, maximumEdits: edits, limit: 50)
             guard let fewest = candidates.first?.edits else { continue }
@@ -93,7 +95,11 @@ extension Search {
             guard let best else { continue }
             corrections.append(QuerySuggestion.Correction(typed: term.text, suggested: best.term))
             // A typed star stays where it was.
-            if let range = corrected.range(of: term.text) { corrected.replaceSubrange(range, with: best.term) }
+            if let range = corrected.range(of: term.text, range: searchFrom..<corrected.endIndex) {
+                let offset = corrected.distance(from: corrected.startIndex, to: range.lowerBound) + best.term.count
+                corrected.replaceSubrange(range, with: best.term)
+                searchFrom = corrected.index(corrected.startIndex, offsetBy: offset)
+            }
         }
         return corrections.isEmpty ? nil : QuerySuggestion(corrections: corrections, query: corrected)
     }
