@@ -105,9 +105,14 @@ extension SearchIndex {
             try db.execute(sql: "CREATE TABLE item_terms (term TEXT PRIMARY KEY) WITHOUT ROWID")
             try TermDictionary.refresh(db)
         }
+        migrator.registerMigration("v7") { db in
+            // The relevance multiplier computed from the rank at write time: searchlight_rank reads the rank
+            // itself since schema 4, so the column was written for every item and never read.
+            try db.execute(sql: "ALTER TABLE items DROP COLUMN boost")
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 6
+    static let schemaVersion = 7
 }

@@ -43,15 +43,15 @@ extension SearchIndex {
 
     /// The prepared statements of the upsert path, looked up once per batch.
     private struct UpsertStatements {
-        let insert, update, insertTexts, updateTexts, insertText, insertPlace: Statement
+        let insert, update, insertTexts, updateTexts, insertText, insertPlace, insertAttribute: Statement
 
         init(_ db: Database) throws {
             insert = try db.cachedStatement(sql: """
-                INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, boost, value_lengths, attributes)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
+                INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, value_lengths, attributes)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
                 """)
             update = try db.cachedStatement(sql: """
-                UPDATE items SET store_id = ?, entity = ?, display_name = ?, latitude = ?, longitude = ?, date = ?, rank = ?, boost = ?,
+                UPDATE items SET store_id = ?, entity = ?, display_name = ?, latitude = ?, longitude = ?, date = ?, rank = ?,
                     value_lengths = ?, attributes = ?
                 WHERE id = ?
                 """)
@@ -59,6 +59,7 @@ extension SearchIndex {
             updateTexts = try db.cachedStatement(sql: "UPDATE item_texts SET title = ?, text = ?, keywords = ? WHERE id = ?")
             insertText = try db.cachedStatement(sql: "INSERT INTO items_fts (rowid, display_name, title, text, keywords) VALUES (?, ?, ?, ?, ?)")
             insertPlace = try db.cachedStatement(sql: "INSERT INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) VALUES (?, ?, ?, ?, ?)")
+            insertAttribute = try db.cachedStatement(sql: "INSERT INTO item_attributes (item_id, name, kind, number, text) VALUES (?, ?, ?, ?, ?)")
         }
     }
 
@@ -239,12 +240,6 @@ extension SearchIndex {
         }.joined(separator: "\u{1D}")
     }
 
-    /// Multiplies relevance: 1 for rank 0, about 1.35 for a rank of ten million (a big city's
-    /// population). Enough to order near-ties, never to bury a much better text match.
-    static func boost(forRank rank: Double) -> Double {
-        1 + 0.05 * log10(1 + max(rank, 0))
-    }
-
     private enum UpsertOutcome { case inserted, updated, unchanged }
 
     /// Inserts or replaces an item. An item identical to the indexed one is left alone: re-indexing the
@@ -287,7 +282,7 @@ extension SearchIndex {
             try Self.removeText(old, db: db)
             let update = statements.update
             try values.bind(to: update, startingAt: 1, uriFirst: false)
-            sqlite3_bind_int64(update.sqliteStatement, 11, id)
+            sqlite3_bind_int64(update.sqliteStatement, 10, id)
             try step(update, db: db)
             texts = statements.updateTexts
             sqlite3_reset(texts.sqliteStatement)
@@ -298,12 +293,18 @@ extension SearchIndex {
             try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id])
             try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?").execute(arguments: [id])
         }
-        if !item.attributes.isEmpty {
-            let insert = try db.cachedStatement(sql: "INSERT INTO item_attributes (item_id, name, kind, number, text) VALUES (?, ?, ?, ?, ?)")
-            for (name, values) in item.attributes {
-                for value in values where value.numberColumn?.isFinite ?? true {
-                    try insert.execute(arguments: [id, name, value.kindCode, value.numberColumn, value.textColumn])
-                }
+        // Bound with the C API, like the item's other rows: an attribute row per value is the bulk of a
+        // filtered export's writes.
+        let attribute = statements.insertAttribute.sqliteStatement
+        for (name, values) in item.attributes {
+            for value in values where value.numberColumn?.isFinite ?? true {
+                sqlite3_reset(attribute)
+                sqlite3_bind_int64(attribute, 1, id)
+                bindText(attribute, 2, name)
+                sqlite3_bind_int64(attribute, 3, Int64(value.kindCode))
+                if let number = value.numberColumn { sqlite3_bind_double(attribute, 4, number) } else { sqlite3_bind_null(attribute, 4) }
+                if let text = value.textColumn { bindText(attribute, 5, text) } else { sqlite3_bind_null(attribute, 5) }
+                try step(statements.insertAttribute, db: db)
             }
         }
         try step(texts, db: db)
@@ -356,7 +357,6 @@ extension SearchIndex {
             }
             let rank = item.rank.isFinite ? item.rank : 0
             sqlite3_bind_double(handle, next(), rank)
-            sqlite3_bind_double(handle, next(), SearchIndex.boost(forRank: rank))
             // Counted here, for an item that is written: an unchanged one returns before binding.
             bindText(handle, next(), SearchIndex.valueLengths(text: item.text, keywords: item.keywords))
             bindText(handle, next(), SearchIndex.encoded(item.attributes))

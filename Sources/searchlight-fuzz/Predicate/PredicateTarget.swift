@@ -14,8 +14,8 @@ enum PredicateTarget {
                 SearchIndex.registerPredicateFunctions(on: db)
                 try db.execute(sql: """
                     INSERT INTO stores (id, uuid, path, token, updated_at) VALUES (1, 'S', '/s', 0, 0);
-                    INSERT INTO items (id, uri, store_id, entity, display_name, boost, rank) VALUES (1, 'u1', 1, 'Place', 'Tokyo', 1, 0),
-                        (2, 'u2', 1, 'Place', 'São Paulo', 1, 0);
+                    INSERT INTO items (id, uri, store_id, entity, display_name, rank) VALUES (1, 'u1', 1, 'Place', 'Tokyo', 0),
+                        (2, 'u2', 1, 'Place', 'São Paulo', 0);
                     INSERT INTO item_attributes VALUES (1, 'population', 1, 3777491, NULL), (1, 'country', 0, NULL, 'JP'),
                         (1, 'updated', 2, 737000000, NULL), (2, 'country', 0, NULL, 'Zürich'), (2, 'name', 0, NULL, 'São Paulo');
                     """)

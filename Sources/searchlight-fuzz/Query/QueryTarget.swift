@@ -24,7 +24,7 @@ enum QueryTarget {
                              "😀smile", "Ÿpsilon", "Berlin", "Berlino", "Bern", "Москва", "Moskva", "Moscow", "DeviceMigrationState_FD0781A4"]
                 for (offset, name) in names.enumerated() {
                     try db.execute(sql: "INSERT INTO stores (id, uuid, path, token, updated_at) VALUES (1, 'S', '/s', 0, 0) ON CONFLICT DO NOTHING")
-                    try db.execute(sql: "INSERT INTO items (id, uri, store_id, entity, display_name, boost, rank) VALUES (?, ?, 1, 'Place', ?, 1, ?)",
+                    try db.execute(sql: "INSERT INTO items (id, uri, store_id, entity, display_name, rank) VALUES (?, ?, 1, 'Place', ?, ?)",
                                    arguments: [offset + 1, "u\(offset)", name, offset])
                     try db.execute(sql: "INSERT INTO item_texts (id, title, text, keywords) VALUES (?, '', ?, '')", arguments: [offset + 1, name + " city"])
                 }
