@@ -23,40 +23,46 @@ extension SearchIndex {
         let request = try withEntityKinds(request)
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
+                // Typo expansions are looked for once, and only when needed: exact matches rank above every
+                // typo match and score as they would alone, so a page they fill is the page. Facets and the
+                // total count every match, typo matches included, and need them anyway.
                 var parsed = parsed
+                var expanded = !(request.typoTolerance && parsed.map(Search.mayExpand) == true)
+                func expand() throws {
+                    if !expanded, let typed = parsed { parsed = try Search.expanded(typed, db: db) }
+                    expanded = true
+                }
                 var results: SearchResults
-                let mayExpand = request.typoTolerance && parsed.map(Search.mayExpand) == true
-                if mayExpand, request.effectiveSort == .relevance, request.sortAttribute == nil, let typed = parsed {
-                    // Exact matches rank above every typo match and score as they would alone, so when they
-                    // fill the page it is the page: the expansions are looked for only when they are not enough.
-                    var exact = Search(db: db, request: request, parsed: typed, predicate: predicate)
+                let lazily = request.effectiveSort == .relevance && request.sortAttribute == nil && request.facets.isEmpty && !request.countsTotal
+                if !expanded, lazily {
+                    var exact = Search(db: db, request: request, parsed: parsed, predicate: predicate)
                     results = try exact.run()
-                    if results.hits.count < request.limit || !request.facets.isEmpty {
-                        parsed = try Search.expanded(typed, db: db)
+                    if results.hits.count < request.limit {
+                        try expand()
                         if parsed?.hasExpansions == true {
                             var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
                             results = try search.run()
                         }
                     }
                 } else {
-                    if mayExpand, let typed = parsed { parsed = try Search.expanded(typed, db: db) }
+                    try expand()
                     var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
                     results = try search.run()
                 }
                 if results.hits.isEmpty, request.offset == 0, let parsed, let query = request.query {
                     results.suggestion = try Search.suggestion(for: parsed, query: query, db: db)
                 }
-                if !request.facets.isEmpty {
-                    // Over every match, in the same read transaction: words alone in one statement per facet;
-                    // otherwise the same search, unpaged, and its items' values.
-                    var unpaged = request
-                    (unpaged.limit, unpaged.offset, unpaged.snippets, unpaged.sortAttribute) = (Int.max, 0, false, nil)
-                    var all = Search(db: db, request: unpaged, parsed: parsed, predicate: predicate)
-                    if let parsed, request.near == nil, request.boundingBox == nil {
-                        results.facets = try request.facets.map { name in try all.facet(name, expression: parsed.expression) }
-                    } else {
-                        let ids = try all.plan().candidates.map(\.id)
-                        results.facets = try request.facets.map { name in try all.facet(name, ids: ids) }
+                if !request.facets.isEmpty || request.countsTotal {
+                    var all = Search(db: db, request: request.unpaged, parsed: parsed, predicate: predicate)
+                    if request.countsTotal { results.total = try all.count() }
+                    if !request.facets.isEmpty {
+                        // Words alone: one statement per facet; otherwise the same search, unpaged, and its items' values.
+                        if let parsed, request.near == nil, request.boundingBox == nil {
+                            results.facets = try request.facets.map { name in try all.facet(name, expression: parsed.expression) }
+                        } else {
+                            let ids = try all.plan().candidates.map(\.id)
+                            results.facets = try request.facets.map { name in try all.facet(name, ids: ids) }
+                        }
                     }
                 }
                 return results
@@ -64,19 +70,17 @@ extension SearchIndex {
         }
     }
 
-    /// The number of hits a search has in all (no paging).
+    /// The number of hits a search has in all (no paging); ``SearchRequest/countsTotal`` gives it with the
+    /// page, from the same read transaction.
     public func count(_ request: SearchRequest) throws(SearchIndexError) -> Int {
-        var unpaged = request
-        unpaged.limit = Int.max
-        unpaged.offset = 0
-        unpaged.snippets = false
+        let unpaged = request.unpaged
         let parsed = try Self.validate(unpaged)
         let predicate = try self.predicate(of: unpaged)
-        unpaged = try withEntityKinds(unpaged)
+        let widened = try withEntityKinds(unpaged)
         return try read { db in
             try db.withTimeLimit(request.timeLimit) {
                 let parsed = try parsed.map { parsed in request.typoTolerance && Search.mayExpand(parsed) ? try Search.expanded(parsed, db: db) : parsed }
-                var search = Search(db: db, request: unpaged, parsed: parsed, predicate: predicate)
+                var search = Search(db: db, request: widened, parsed: parsed, predicate: predicate)
                 return try search.count()
             }
         }
@@ -94,8 +98,9 @@ extension SearchIndex {
     /// misspelt attribute is an error that lists the ones the index has, not an empty answer.
     func predicate(of request: SearchRequest) throws(SearchIndexError) -> FilterPredicate? {
         let named = Set([request.sortAttribute?.name].compactMap { $0 } + request.facets)
+        guard !named.isEmpty || request.filter != nil else { return nil }
+        let known = try attributeNames()  // one skip-scan for the order, the facets and the filter
         if !named.isEmpty {
-            let known = try attributeNames()
             if let unknown = named.subtracting(known).sorted().first {
                 let option = request.facets.contains(unknown) ? "--facet" : "--sort"
                 throw .invalidQuery(reason: known.isEmpty
@@ -105,7 +110,6 @@ extension SearchIndex {
         }
         guard let text = request.filter else { return nil }
         let predicate = try PredicateParser.parse(text, variables: request.filterVariables)
-        let known = try attributeNames()
         if let unknown = predicate.attributes.subtracting(known).sorted().first {
             let position = (text.range(of: unknown).map { text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: $0.lowerBound) } ?? 0) + 1
             throw .invalidPredicate(reason: known.isEmpty

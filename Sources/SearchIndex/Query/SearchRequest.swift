@@ -49,6 +49,9 @@ public struct SearchRequest: Sendable, Hashable {
     public var timeLimit: Double = SearchRequest.defaultTimeLimit
     /// Ten seconds: a hundred times the slowest ordinary query of the benchmark at 940 k items.
     public static let defaultTimeLimit = 10.0
+    /// Whether the results carry ``SearchResults/total``, every match counted (typo matches included), from
+    /// the same read transaction as the page.
+    public var countsTotal = false
     /// Tests force a plan to check that every plan gives the same answer.
     var forcedPlan: SearchPlan?
 
@@ -65,6 +68,13 @@ public struct SearchRequest: Sendable, Hashable {
         self.offset = offset
         self.snippets = snippets
         self.forcedPlan = nil
+    }
+
+    /// The same search without paging or snippets, for counts and facets over every match.
+    var unpaged: SearchRequest {
+        var unpaged = self
+        (unpaged.limit, unpaged.offset, unpaged.snippets, unpaged.sortAttribute) = (Int.max, 0, false, nil)
+        return unpaged
     }
 
     /// The order actually used.
@@ -152,4 +162,6 @@ public struct SearchResults: Sendable {
     public var facets: [Facet] = []
     /// When nothing matched: the query with its unmatched words replaced by the index's nearest terms.
     public var suggestion: QuerySuggestion?
+    /// Every match, not only this page, when the request asked (``SearchRequest/countsTotal``).
+    public var total: Int?
 }

@@ -35,10 +35,11 @@ struct SearchCommand: ParsableCommand {
     func run() throws {
         do {
             let index = try options.location.open()
-            let request = try options.request(in: index)
-            let results = try index.search(request)
+            var request = try options.request(in: index)
             // People and whole-document readers get the total; line-oriented formats stay one hit per line.
-            let found = format == .json || format == .table ? try index.count(request) : nil
+            request.countsTotal = format == .json || format == .table
+            let results = try index.search(request)
+            let found = results.total
             switch format {
             case .uris: results.hits.forEach { print($0.uri) }
             case .jsonl: results.hits.forEach { print($0.json.compact) }
