@@ -39,6 +39,20 @@ struct SavedSearchTests {
         }
         // A query template is checked when declared too.
         #expect(throws: SearchIndexError.self) { try SavedSearch(name: "q", query: "$A OR") }
+        // The caller's own words, filter, entities and order refine it; entities only narrow.
+        let cities = try SavedSearch(name: "cities", query: "$NAME", filter: "population > $MIN", entities: ["City", "Town"], sort: "population:desc")
+        var own = SearchRequest(query: "bay", entities: ["Town"], limit: 5)
+        own.filter = "country == \"JP\""
+        let refined = try cities.request(variables: ["NAME": "san*", "MIN": "1"], refinedBy: own)
+        #expect(refined.query == "san* bay" && refined.filter == "(population > $MIN) AND (country == \"JP\")" && refined.entities == ["Town"]
+                && refined.sortAttribute == AttributeOrder(name: "population", descending: true) && refined.limit == 5)
+        own.entities = ["Country"]
+        #expect(throws: SearchIndexError.invalidQuery(reason: "the saved search 'cities' searches City, Town; --entity Country is not one of them")) {
+            try cities.request(variables: ["NAME": "x", "MIN": "1"], refinedBy: own)
+        }
+        own.entities = []
+        own.filter = "population > $MIN"
+        #expect(throws: SearchIndexError.self) { try cities.request(variables: ["NAME": "x", "MIN": "1"], refinedBy: own) }
         // Outside a saved search a variable is an error, not a string.
         #expect(throws: SearchIndexError.self) { try PredicateParser.parse("population > $MIN") }
     }

@@ -72,6 +72,33 @@ public struct SavedSearch: Sendable, Hashable {
         return request
     }
 
+    /// The request with a caller's own request added (the command line's words and options): words join
+    /// the query, a filter is ANDed (checked alone, so its positions are the caller's and it takes no
+    /// variables), entities may narrow the search's own, an order replaces it; places, paging and matching
+    /// options are the caller's.
+    public func request(variables values: [String: String], refinedBy own: SearchRequest) throws(SearchIndexError) -> SearchRequest {
+        var request = try self.request(variables: values)
+        let words = [request.query, own.query].compactMap { $0 }.joined(separator: " ")
+        request.query = words.isEmpty ? nil : words
+        if let filter = own.filter {
+            _ = try PredicateParser.parse(filter)
+            request.filter = request.filter.map { "(\($0)) AND (\(filter))" } ?? filter
+        }
+        if !own.entities.isEmpty {
+            // The template was checked against its entities: narrowed, never widened.
+            if !request.entities.isEmpty, let other = own.entities.first(where: { !request.entities.contains($0) }) {
+                throw .invalidQuery(reason: "the saved search '\(name)' searches \(request.entities.joined(separator: ", ")); --entity \(other) is not one of them")
+            }
+            request.entities = own.entities
+        }
+        if own.sort != nil || own.sortAttribute != nil { (request.sort, request.sortAttribute) = (own.sort, own.sortAttribute) }
+        (request.near, request.radius, request.boundingBox) = (own.near, own.radius, own.boundingBox)
+        (request.limit, request.offset, request.snippets, request.facets) = (own.limit, own.offset, own.snippets, own.facets)
+        (request.exactEntities, request.lastWordIsPrefix, request.typoTolerance) = (own.exactEntities, own.lastWordIsPrefix, own.typoTolerance)
+        (request.countsTotal, request.timeLimit) = (own.countsTotal, own.timeLimit)
+        return request
+    }
+
     /// `$NAME` occurrences of a query: `$` then a letter or `_`, then letters, digits and `_`.
     static func variables(inQuery text: String) -> [String] {
         occurrences(in: text).map(\.name)

@@ -105,26 +105,7 @@ struct SearchOptions: ParsableArguments {
     /// order added to it.
     func request(in index: SearchIndex) throws -> SearchRequest {
         guard let saved else { return try request() }
-        var request = try index.savedSearch(named: saved).request(variables: try variableValues())
-        let own = try self.request()
-        request.query = [request.query, own.query].compactMap { $0 }.joined(separator: " ").nilIfEmpty
-        if let filter = own.filter {
-            // Checked alone first: positions in what was typed, and no $VARIABLES outside the template.
-            _ = try PredicateParser.parse(filter)
-            request.filter = request.filter.map { "(\($0)) AND (\(filter))" } ?? filter
-        }
-        if !own.entities.isEmpty {
-            // The template was checked against its entities: --entity may narrow them, not widen them.
-            if !request.entities.isEmpty, let other = own.entities.first(where: { !request.entities.contains($0) }) {
-                throw ValidationError("the saved search '\(saved)' searches \(request.entities.joined(separator: ", ")); --entity \(other) is not one of them")
-            }
-            request.entities = own.entities
-        }
-        if sort != nil { (request.sort, request.sortAttribute) = (own.sort, own.sortAttribute) }
-        (request.near, request.radius, request.boundingBox) = (own.near, own.radius, own.boundingBox)
-        (request.limit, request.offset, request.snippets, request.facets) = (own.limit, own.offset, own.snippets, own.facets)
-        (request.exactEntities, request.lastWordIsPrefix, request.typoTolerance) = (own.exactEntities, own.lastWordIsPrefix, own.typoTolerance)
-        return request
+        return try index.savedSearch(named: saved).request(variables: try variableValues(), refinedBy: try request())
     }
 
     func request() throws -> SearchRequest {
@@ -147,9 +128,4 @@ struct SearchOptions: ParsableArguments {
         request.filter = filter
         return request
     }
-}
-
-extension String {
-    /// Nil for the empty string.
-    var nilIfEmpty: String? { isEmpty ? nil : self }
 }
