@@ -98,6 +98,11 @@ struct SavedSearchTests {
         let expected = cities.filter { $0.name.lowercased().folding(options: .diacriticInsensitive, locale: nil) == "zurich" }
         #expect(Set(try index.search(named).hits.map(\.uri)) == Set(expected.map(\.uri)) && !expected.isEmpty)
         #expect(throws: SearchIndexError.self) { try index.savedSearch(named: "nope") }
+        // An index whose configuration declares none says how to declare one.
+        let (bare, _) = try FilterTests.build()
+        #expect(throws: SearchIndexError.invalidQuery(reason: "no saved search 'big': the index's configuration declares none; add \"searches\": {\"big\": {\"where\": \"…\"}} to a configuration file and run searchctl index --config FILE")) {
+            try bare.savedSearch(named: "big")
+        }
     }
 
     @Test("fetch-request templates of a model file: read, and offered when their key paths are item attributes",

@@ -18,7 +18,7 @@ extension SearchIndex {
         let searches = try savedSearches()
         guard let search = searches[name] else {
             throw .invalidQuery(reason: searches.isEmpty
-                ? "no saved search '\(name)': the index's configuration declares none (\"searches\": {\"\(name)\": {\"where\": \"…\"}})"
+                ? "no saved search '\(name)': the index's configuration declares none; add \"searches\": {\"\(name)\": {\"where\": \"…\"}} to a configuration file and run searchctl index --config FILE"
                 : "no saved search '\(name)'; the index has " + searches.keys.sorted().joined(separator: ", "))
         }
         return search

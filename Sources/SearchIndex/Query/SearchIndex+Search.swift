@@ -104,7 +104,7 @@ extension SearchIndex {
             if let unknown = named.subtracting(known).sorted().first {
                 let option = request.facets.contains(unknown) ? "--facet" : "--sort"
                 throw .invalidQuery(reason: known.isEmpty
-                    ? "\(option) \(unknown): the configuration declares no attributes (\"attributes\": {\"\(unknown)\": \"…\"})"
+                    ? "\(option) \(unknown): the index's configuration declares no attributes; add \"attributes\": {\"\(unknown)\": \"keyPath\"} to the entity in a configuration file and run searchctl index --config FILE"
                     : "\(option) \(unknown): no item has that attribute; the index has \(known.sorted().joined(separator: ", "))")
             }
         }
@@ -113,7 +113,7 @@ extension SearchIndex {
         if let unknown = predicate.attributes.subtracting(known).sorted().first {
             let position = (text.range(of: unknown).map { text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: $0.lowerBound) } ?? 0) + 1
             throw .invalidPredicate(reason: known.isEmpty
-                ? "no item has attribute '\(unknown)': the configuration declares none (\"attributes\": {\"\(unknown)\": \"…\"})"
+                ? "no item has attribute '\(unknown)': the index's configuration declares none; add \"attributes\": {\"\(unknown)\": \"keyPath\"} to the entity in a configuration file and run searchctl index --config FILE"
                 : "no item has attribute '\(unknown)'; the index has \(known.sorted().joined(separator: ", "))", position: position)
         }
         return predicate
