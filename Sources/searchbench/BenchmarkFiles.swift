@@ -6,9 +6,16 @@ struct BenchmarkFiles {
     /// The path both files share, without suffix.
     let base: String
 
-    /// Files named after the benchmark and this process under `workdir`.
-    init(workdir: String, label: String) {
-        base = URL(fileURLWithPath: workdir).appendingPathComponent("searchbench-\(label)-\(getpid())").path
+    /// Files named after the benchmark and this process under `workdir`; `shared` names them after the
+    /// benchmark alone, so that a later run can reuse them.
+    init(workdir: String, label: String, shared: Bool = false) {
+        let name = shared ? "searchbench-\(label)" : "searchbench-\(label)-\(getpid())"
+        base = URL(fileURLWithPath: workdir).appendingPathComponent(name).path
+    }
+
+    /// Whether both files exist (written by an earlier run with `shared` names).
+    var exist: Bool {
+        FileManager.default.fileExists(atPath: index) && FileManager.default.fileExists(atPath: baseline)
     }
 
     var index: String { base + ".searchindex" }

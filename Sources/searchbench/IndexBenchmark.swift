@@ -24,6 +24,15 @@ struct IndexBenchmark: ParsableCommand {
     @Option(help: "Folder for the generated index files.")
     var workdir = FileManager.default.temporaryDirectory.path
 
+    @Flag(help: "Keep the generated files and reuse them in later runs with --reuse (no bulk indexing row then).")
+    var reuse = false
+
+    @Option(help: "Run only the query rows whose name contains this text. Repeatable.")
+    var only: [String] = []
+
+    @Option(help: "Print each row's N slowest queries (to standard error).")
+    var slowest = 0
+
     func run() throws {
         let places = try GeoNames.load(path: geonames)
         print("index: GeoNames cities500 (\(grouped(Double(places.count))) places, CC-BY 4.0 geonames.org), \(queries) queries per kind")
@@ -39,27 +48,34 @@ struct IndexBenchmark: ParsableCommand {
     }
 
     private func measure(_ places: [GeoNamesPlace]) throws {
-        let files = BenchmarkFiles(workdir: workdir, label: "index-\(places.count)")
-        defer { files.remove() }
+        let files = BenchmarkFiles(workdir: workdir, label: "index-\(places.count)", shared: reuse)
+        defer { if !reuse { files.remove() } }
         let label = grouped(Double(places.count))
 
-        // Bulk indexing.
-        // A first export ends by merging the full-text segments (counted in our time).
-        let oursSeconds = try files.writeIndex(places) { Self.item($0, key: $1) }
-        let baseline = try Baseline(path: files.baseline)
-        var baselineSeconds = 0.0
-        for start in stride(from: 0, to: places.count, by: 5_000) {
-            let slice = Array(places[start..<min(start + 5_000, places.count)])
-            baselineSeconds += try Clock.seconds { try baseline.insert(slice, firstKey: start) }
+        let baseline: Baseline
+        if reuse && files.exist {
+            baseline = try Baseline(path: files.baseline, existing: true)
+        } else {
+            files.remove()
+            // Bulk indexing.
+            // A first export ends by merging the full-text segments (counted in our time).
+            let oursSeconds = try files.writeIndex(places) { Self.item($0, key: $1) }
+            baseline = try Baseline(path: files.baseline)
+            var baselineSeconds = 0.0
+            for start in stride(from: 0, to: places.count, by: 5_000) {
+                let slice = Array(places[start..<min(start + 5_000, places.count)])
+                baselineSeconds += try Clock.seconds { try baseline.insert(slice, firstKey: start) }
+            }
+            let ours = Double(places.count) / oursSeconds, theirs = Double(places.count) / baselineSeconds
+            print("| bulk indexing (items/s) | \(label) | \(grouped(ours)) | \(grouped(theirs)) | \(String(format: "%.2f", ours / theirs))× |")
         }
-        let ours = Double(places.count) / oursSeconds, theirs = Double(places.count) / baselineSeconds
-        print("| bulk indexing (items/s) | \(label) | \(grouped(ours)) | \(grouped(theirs)) | \(String(format: "%.2f", ours / theirs))× |")
 
         // Queries, through a read-only connection of its own, as searchctl opens the index.
         let reader = try SearchIndex(path: files.index, mode: .readOnly)
         let workload = Workload(places: places, count: queries)
         var agreements = 0, sameSets = 0, checks = 0
         func row(_ name: String, _ requests: [SearchRequest], _ naive: (SearchRequest) throws -> [String], compare: Bool = false) throws {
+            guard only.isEmpty || only.contains(where: { name.contains($0) }) else { return }
             var oursTimes: [Double] = [], baselineTimes: [Double] = []
             for request in requests {
                 var mine: [String] = [], theirs: [String] = []
@@ -72,6 +88,9 @@ struct IndexBenchmark: ParsableCommand {
                 }
             }
             let (o50, o99) = Self.percentiles(oursTimes), (b50, b99) = Self.percentiles(baselineTimes)
+            for (time, request) in zip(oursTimes, requests).sorted(by: { $0.0 > $1.0 }).prefix(slowest) {
+                FileHandle.standardError.write(Data("  \(name): \(Self.ms(time)) ms \(request.query ?? "") \(request.filter ?? "") \(request.boundingBox.map { "\($0.minLatitude),\($0.minLongitude),\($0.maxLatitude),\($0.maxLongitude)" } ?? "")\n".utf8))
+            }
             print("| \(name) p50 / p99 (ms) | \(label) | \(Self.ms(o50)) / \(Self.ms(o99)) | \(Self.ms(b50)) / \(Self.ms(b99)) | \(String(format: "%.1f", b50 / o50))× / \(String(format: "%.1f", b99 / o99))× |")
         }
         try row("text top-20", workload.words.map { SearchRequest(query: $0) }) { try baseline.text("\"\($0.query ?? "")\"") }
@@ -87,6 +106,9 @@ struct IndexBenchmark: ParsableCommand {
         try row("phrase top-20", workload.phrases.map { SearchRequest(query: "\"\($0)\"") }) { try baseline.text($0.query ?? "") }
         try row("bbox 1°×1°", workload.boxes.map { SearchRequest(boundingBox: $0) }, { try baseline.box($0.boundingBox) }, compare: true)
         try row("radius 25 km", workload.centers.map { SearchRequest(near: $0, radius: 25_000) }, { try baseline.radius(center: $0.near, radius: 25_000) }, compare: true)
+        try row("radius 30 km, every hit", workload.centers.map { SearchRequest(near: $0, radius: 30_000, limit: 100_000) }, {
+            try baseline.radius(center: $0.near, radius: 30_000, limit: 100_000)
+        }, compare: true)
         try row("kNN-10", workload.centers.map { SearchRequest(near: $0, limit: 10) }, { try baseline.nearest(center: $0.near, k: 10) }, compare: true)
         try row("text + radius 50 km", zip(workload.mixedWords, workload.centers).map { SearchRequest(query: $0, near: $1, radius: 50_000) }) {
             try baseline.textNear("\"\($0.query ?? "")\"", center: $0.near, radius: 50_000)
@@ -195,8 +217,9 @@ struct Workload {
 final class Baseline {
     let sqlite: RawSQLite
 
-    init(path: String) throws {
+    init(path: String, existing: Bool = false) throws {
         sqlite = try RawSQLite(path: path)
+        if existing { return }
         try sqlite.execute("""
             PRAGMA journal_mode = WAL;
             CREATE TABLE places (id INTEGER PRIMARY KEY, uri TEXT, latitude REAL, longitude REAL, population INTEGER, country TEXT);
@@ -318,11 +341,11 @@ final class Baseline {
         return Self.top(rows.map { ($0.0, Self.haversine(center, $0.1, $0.2)) }, 20)
     }
 
-    func radius(center: Coordinate?, radius: Double) throws -> [String] {
+    func radius(center: Coordinate?, radius: Double, limit: Int = 20) throws -> [String] {
         guard let center else { return [] }
         let dLat = radius / 111_195, dLon = dLat / max(0.01, cos(center.latitude * .pi / 180))
         let rows = try rows(minLat: center.latitude - dLat, maxLat: center.latitude + dLat, minLon: center.longitude - dLon, maxLon: center.longitude + dLon)
-        return Self.top(rows.map { ($0.0, Self.haversine(center, $0.1, $0.2)) }.filter { $0.1 <= radius }, 20)
+        return Self.top(rows.map { ($0.0, Self.haversine(center, $0.1, $0.2)) }.filter { $0.1 <= radius }, limit)
     }
 
     /// Nearest by scanning every row: what a plain table offers.

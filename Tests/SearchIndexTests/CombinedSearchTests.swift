@@ -66,6 +66,40 @@ struct CombinedSearchTests {
         }
     }
 
+    @Test("every plan gives the same page for prefixes, typos, OR, boxes and entity filters (300 random requests)")
+    func plansAgreeOnEveryShape() throws {
+        let (index, _) = Self.fixture
+        var generator = SeededGenerator(state: 77)
+        let queries = ["sa*", "po*", "zeph*", "quokk", "lake OR yurt", "river -san", "new river", "rivr", "l*", "yurt*"]
+        for round in 0..<300 {
+            let center = try Coordinate(latitude: Double.random(in: -80...80, using: &generator), longitude: Double.random(in: -180...180, using: &generator))
+            var request = SearchRequest(query: queries[round % queries.count], near: center, limit: [5, 50, 5_000][round % 3])
+            switch round % 4 {
+            case 0: request.radius = [50_000.0, 800_000, 5_000_000][round / 4 % 3]
+            case 1:
+                let half = Double.random(in: 1...40, using: &generator)
+                request.boundingBox = try BoundingBox(minLatitude: max(-90, center.latitude - half), minLongitude: max(-180, center.longitude - half),
+                                                      maxLatitude: min(90, center.latitude + half), maxLongitude: min(180, center.longitude + half))
+                request.near = nil
+            case 2:
+                request.radius = 2_000_000
+                request.sort = .distance
+            default:
+                request.sort = .distance
+            }
+            if round % 5 == 0 { request.entities = ["Lake"] }
+            let chosen = try index.search(request)
+            if request.query?.contains("*") == true { #expect(chosen.plan != .placeThenText, "a prefix is never probed row by row") }
+            for plan in [SearchPlan.textThenPlace, .placeThenText, .intersection] {
+                var forced = request
+                forced.forcedPlan = plan
+                let result = try index.search(forced)
+                #expect(result.hits.map(\.uri) == chosen.hits.map(\.uri), "\(plan) vs \(chosen.plan): \(request)")
+                #expect(result.hits.map(\.typos) == chosen.hits.map(\.typos))
+            }
+        }
+    }
+
     @Test("the planner picks by selectivity")
     func planner() throws {
         let (index, _) = Self.fixture

@@ -4,6 +4,7 @@
 // Plain C types only: Swift modules that import Foundation must never see ICU's headers
 // (see shared/reference/swift-on-linux.md), and sqlite3 stays an opaque forward declaration.
 typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_stmt sqlite3_stmt;
 
 /// The name the tokenizer is registered under: `tokenize='searchlight'`.
 #define SEARCHLIGHT_TOKENIZER_NAME "searchlight"
@@ -44,5 +45,22 @@ typedef int (*searchlight_term_callback)(void *context, const char *term, int le
 /// connection's tokenizer produced for documents since the last call, and forgets them. Returns 0, 1 when
 /// there were too many to keep (none are passed: read the vocabulary instead), or -1 on failure.
 int searchlight_drain_terms(sqlite3 *db, void *context, searchlight_term_callback callback);
+
+/// A sorted array of row ids, bound to a statement as a pointer for `searchlight_in_ids(rowid, ?)`.
+/// The caller keeps the array and this struct alive while the statement runs.
+typedef struct searchlight_id_set {
+    const long long *ids;
+    long count;
+} searchlight_id_set;
+
+/// The pointer type `searchlight_in_ids` accepts (SQLite's pointer-passing interface).
+#define SEARCHLIGHT_ID_SET_TYPE "searchlight_id_set"
+
+/// Registers `searchlight_in_ids(rowid, ids)`: 1 when rowid is in the bound id set. Returns an SQLite
+/// result code.
+int searchlight_register_id_set(sqlite3 *db);
+
+/// Binds an id set to parameter `index` of a statement. Returns an SQLite result code.
+int searchlight_bind_id_set(sqlite3_stmt *statement, int index, const searchlight_id_set *set);
 
 #endif

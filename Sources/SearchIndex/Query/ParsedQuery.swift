@@ -76,6 +76,9 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         return plan.joined(separator: " ")
     }
 
+    /// How many FTS5 phrases ``expression`` holds, expansions and excluded terms included.
+    var phraseCount: Int { required.joined().reduce(excluded.count) { $0 + 1 + $1.expansions.count } }
+
     /// Whether some term has typo expansions.
     public var hasExpansions: Bool { required.contains { group in group.contains { !$0.expansions.isEmpty } } }
 

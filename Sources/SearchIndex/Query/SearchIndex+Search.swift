@@ -1,6 +1,7 @@
 import CSearchTokenizer
 import Foundation
 import GRDB
+import GRDBSQLite
 
 extension SearchIndex {
     /// Column weights: display name and title above text above keywords. `searchlight_rank` puts a
@@ -266,19 +267,7 @@ struct Search {
             // Every match is a hit ordered by relevance: only the words narrow it down.
             plan = .textThenPlace
         } else {
-            // Rows each plan touches, weighted by measured per-row costs (searchbench index): joining a
-            // match to its item ≈ 2 units, scanning a row id ≈ 0.2, probing FTS5 for one row ≈ 15.
-            let textEstimate = try estimate(parsed)
-            let total = max(1, try estimatedItemCount())
-            let placeCount = bounded ? try countInRegion(cap: textEstimate * 10 + 1, radius: request.radius)
-                : min(total, needed * max(1, total / max(1, textEstimate)))
-            let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
-            let costs: [(SearchPlan, Double)] = [
-                (.textThenPlace, 2 * Double(textEstimate)),
-                (.placeThenText, 17 * Double(placeCount)),
-                (.intersection, 0.2 * Double(textEstimate) + 0.5 * Double(placeCount) + 17 * overlap),
-            ]
-            plan = costs.min { $0.1 < $1.1 }?.0 ?? .intersection
+            plan = try cheapestPlan(parsed, bounded: bounded)
         }
         switch plan {
         case .textThenPlace:
@@ -287,33 +276,65 @@ struct Search {
         case .placeThenText:
             return (try nearest(textFilter: .probe(parsed.expression)), .placeThenText)
         default:
-            let ids = try textRowIDs(expression: parsed.expression)
-            return (try nearest(textFilter: .intersect(parsed.expression, ids)), .intersection)
+            return (try nearest(textFilter: .intersect(parsed.expression)), .intersection)
         }
     }
 
-    /// An upper-bound-ish estimate of how many items the query matches, from FTS5's vocabulary.
+    /// The plan for words and a place with the least estimated work, in microseconds measured with
+    /// `searchbench plans` at 939,632 items: a text match joined to its item and scored ≈ 1.8; a doclist
+    /// entry scanned ≈ 0.03 (a prefix's, merged from every term it covers, ≈ 0.1); an R-tree row ≈ 0.3;
+    /// probing FTS5 for one row id ≈ 20 per phrase — and a prefix rebuilds its whole doclist for every
+    /// probe, so prefixes are never probed. Without a radius or box, nearest-first circles grow until
+    /// enough matches lie inside; matches cluster (a word belongs to a language), so the uniform estimate
+    /// of the places to read is taken four times.
+    mutating func cheapestPlan(_ parsed: ParsedQuery, bounded: Bool) throws -> SearchPlan {
+        let textEstimate = try estimate(parsed)
+        let total = max(1, try estimatedItemCount())
+        let placeCount = bounded ? try countInRegion(cap: textEstimate * 6 + 1, radius: request.radius)
+            : min(total, 4 * needed * max(1, total / max(1, textEstimate)))
+        let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
+        let hasPrefix = parsed.required.joined().contains { term in term.isPrefix || term.expansions.contains(where: \.isPrefix) }
+        let phrases = Double(max(1, parsed.phraseCount))
+        let scan = Double(textEstimate) * (hasPrefix ? 0.1 : 0.03)
+        let probe = hasPrefix ? Double.infinity : 20 * phrases
+        let costs: [(SearchPlan, Double)] = [
+            (.textThenPlace, 1.8 * Double(textEstimate)),
+            (.placeThenText, (0.3 + probe) * Double(placeCount)),
+            (.intersection, (bounded ? 1 : 4) * scan + 0.3 * Double(placeCount) + 1.8 * overlap),
+        ]
+        return costs.min { $0.1 < $1.1 }?.0 ?? .intersection
+    }
+
+    /// An upper-bound-ish estimate of how many items the query matches, from FTS5's vocabulary: per
+    /// group of alternatives (a word and its typo expansions) the sum of their document counts, the
+    /// smallest group's sum for the query.
     mutating func estimate(_ parsed: ParsedQuery) throws -> Int {
         var groupEstimates: [Int] = []
         for group in parsed.required {
             var sum = 0
             for term in group {
-                var termEstimate = Int.max
-                for (index, token) in term.tokens.enumerated() {
-                    let count: Int
-                    if term.isPrefix && index == term.tokens.count - 1 {
-                        count = try Int.fetchOne(db.cachedStatement(sql: "SELECT SUM(doc) FROM (SELECT doc FROM items_vocab WHERE term >= ? AND term <= ? LIMIT 5000)"),
-                                                 arguments: [token, token + "\u{10FFFF}"]) ?? 0
-                    } else {
-                        count = try Int.fetchOne(db.cachedStatement(sql: "SELECT doc FROM items_vocab WHERE term = ?"), arguments: [token]) ?? 0
-                    }
-                    termEstimate = min(termEstimate, count)
-                }
-                sum += termEstimate == Int.max ? 0 : termEstimate
+                sum += try estimate(tokens: term.tokens, isPrefix: term.isPrefix)
+                for expansion in term.expansions { sum += try estimate(tokens: [expansion.term], isPrefix: expansion.isPrefix) }
             }
             groupEstimates.append(sum)
         }
         return groupEstimates.min() ?? 0
+    }
+
+    /// The documents of a term's rarest token (a prefix's: of every term it covers, up to 5,000 terms).
+    mutating func estimate(tokens: [String], isPrefix: Bool) throws -> Int {
+        var estimate = Int.max
+        for (index, token) in tokens.enumerated() {
+            let count: Int
+            if isPrefix && index == tokens.count - 1 {
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT SUM(doc) FROM (SELECT doc FROM items_vocab WHERE term >= ? AND term <= ? LIMIT 5000)"),
+                                         arguments: [token, token + "\u{10FFFF}"]) ?? 0
+            } else {
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT doc FROM items_vocab WHERE term = ?"), arguments: [token]) ?? 0
+            }
+            estimate = min(estimate, count)
+        }
+        return estimate == Int.max ? 0 : estimate
     }
 
     // MARK: Filter
@@ -475,12 +496,32 @@ struct Search {
         }
     }
 
-    /// The row ids of every match: a doclist scan with no content, join or scoring.
-    mutating func textRowIDs(expression: String) throws -> Set<Int64> {
-        let sql = "SELECT rowid FROM items_fts WHERE items_fts MATCH ?"
-        record(sql, [expression])
+    /// The matches among `ids` (sorted), scored: one FTS5 scan whose rows outside the set are dropped
+    /// before any join or scoring (`searchlight_in_ids`, the set bound as a pointer).
+    mutating func textMatches(expression: String, within ids: [Int64]) throws -> [Candidate] {
+        guard !ids.isEmpty else { return [] }
+        let filter = entityFilter
+        let sql = """
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(SearchIndex.rankFunction) AS score
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid
+            WHERE items_fts MATCH ?\(filter.sql) AND searchlight_in_ids(items_fts.rowid, ?)
+            """
+        let arguments: StatementArguments = [phrasePlan, expression] + filter.arguments
+        record(sql, arguments + ["(\(ids.count) row ids)"])
         let statement = try db.cachedStatement(sql: sql)
-        return try Set(Int64.fetchCursor(statement, arguments: [expression]))
+        statement.setUncheckedArguments(arguments)
+        return try ids.withUnsafeBufferPointer { buffer in
+            var set = searchlight_id_set(ids: buffer.baseAddress, count: buffer.count)
+            return try withUnsafePointer(to: &set) { pointer in
+                let status = searchlight_bind_id_set(statement.sqliteStatement, sqlite3_bind_parameter_count(statement.sqliteStatement), pointer)
+                guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot bind the row ids") }
+                // Fetched while the set lives; GRDB keeps the bindings (no new arguments given).
+                return try Row.fetchAll(statement).map { row in
+                    Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
+                              latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
+                }
+            }
+        }
     }
 
     /// Relevance scores of the given rows that match, one query per 500 rows.
@@ -524,22 +565,34 @@ struct Search {
     /// Rows inside the R-tree boxes (a superset: the R-tree rounds outward), entity-filtered.
     mutating func rowsInBoxes(_ boxes: [GeoMath.Box]) throws -> [Candidate] {
         let filter = entityFilter
+        // Names and URIs are fetched for the final page alone, unless the page is large enough to be
+        // most of what is read (every hit within a radius): then a second pass would cost more.
+        let details = needed > 1_000
         var seen: Set<Int64> = []
         var candidates: [Candidate] = []
         for box in boxes {
-            // Only what refinement needs; names and URIs are fetched for the final page alone.
             let sql = """
-                SELECT i.id, i.latitude, i.longitude
+                SELECT i.id, i.latitude, i.longitude\(details ? ", i.uri, i.entity, i.display_name" : "")
                 FROM items_geo g JOIN items i ON i.id = g.id
                 WHERE g.max_lat >= ? AND g.min_lat <= ? AND g.max_lon >= ? AND g.min_lon <= ?\(filter.sql)
                 """
             let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude] + filter.arguments
             record(sql, arguments)
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
-            while let row = try cursor.next() {
-                let id = try row.integer(0)
-                guard seen.insert(id).inserted else { continue }
-                candidates.append(Candidate(id: id, uri: "", entity: "", displayName: "", latitude: try row.optionalNumber(1), longitude: try row.optionalNumber(2)))
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments(arguments)
+            // Stepped through the C API: GRDB's row cursor costs as much per row as the R-tree and join.
+            let handle = statement.sqliteStatement
+            func text(_ column: Int32) -> String { sqlite3_column_text(handle, column).map { String(cString: $0) } ?? "" }
+            func number(_ column: Int32) -> Double? { sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_double(handle, column) }
+            while true {
+                let status = sqlite3_step(handle)
+                if status == SQLITE_DONE { break }
+                guard status == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql) }
+                let id = sqlite3_column_int64(handle, 0)
+                // One box, or boxes split at the antimeridian or a pole, which never share a row.
+                if boxes.count > 1 { guard seen.insert(id).inserted else { continue } }
+                candidates.append(Candidate(id: id, uri: details ? text(3) : "", entity: details ? text(4) : "", displayName: details ? text(5) : "",
+                                            latitude: number(1), longitude: number(2)))
             }
         }
         return candidates
@@ -579,8 +632,8 @@ struct Search {
         case none
         /// Probe FTS5 for each place (few places).
         case probe(String)
-        /// Keep places whose ids are in the match set, then score those.
-        case intersect(String, Set<Int64>)
+        /// Scan FTS5 once, keeping and scoring only the places' rows.
+        case intersect(String)
     }
 
     /// Nearest-first search driven by the R-tree: circles of growing radius around the reference
@@ -590,10 +643,17 @@ struct Search {
         guard center != nil else { return [] }
         let limit = request.radius ?? GeoMath.maximumDistance
         let located = max(1, try estimatedItemCount())
-        // Start where a uniform spread would put 4 × needed points; grow ×4 each round.
+        // Start where a uniform spread would put 4 × needed points, and grow ×4 each round; places alone
+        // around a point start an eighth of that and grow ×2: places crowd (a circle of 83 km around Paris holds 20,000 of
+        // GeoNames' places four times over, where 10 were wanted), and a round over a few rows costs
+        // little more than its R-tree descent, so overshooting the area is what costs.
         let earthArea = 4 * Double.pi * GeoMath.earthRadius * GeoMath.earthRadius
         let wanted = Double(min(needed, located)) * 4
-        var radius = min(limit, max(1_000, sqrt(wanted / Double(located) * earthArea / .pi)))
+        var placesAlone = request.boundingBox == nil
+        if case .none = textFilter {} else { placesAlone = false }
+        let uniform = sqrt(wanted / Double(located) * earthArea / .pi)
+        var radius = min(limit, placesAlone ? max(500, uniform / 8) : max(1_000, uniform))
+        let growth = placesAlone ? 2.0 : 4.0
         // Without a distance order, every hit in the region is needed: go straight to the limit.
         if request.effectiveSort != .distance || needed == Int.max { radius = limit }
         // A box holding few places is read once rather than through growing circles.
@@ -607,15 +667,14 @@ struct Search {
                 hits = try rowsInBoxes(regionBoxes(radius: radius)).compactMap(refine)
                 let scores = try textScores(expression: expression, ids: hits.map(\.id))
                 hits = hits.compactMap { hit in scores[hit.id].map { var hit = hit; hit.score = $0; return hit } }
-            case .intersect(let expression, let matches):
-                let ids = try idsInBoxes(regionBoxes(radius: radius)).filter(matches.contains)
-                hits = try rows(ids: ids).compactMap(refine)
-                let scores = try textScores(expression: expression, ids: hits.map(\.id))
-                hits = hits.compactMap { hit in scores[hit.id].map { var hit = hit; hit.score = $0; return hit } }
+            case .intersect(let expression):
+                // One FTS5 scan keeps the rows of the region: only those are joined and scored.
+                let ids = try idsInBoxes(regionBoxes(radius: radius)).sorted()
+                hits = try textMatches(expression: expression, within: ids).compactMap(refine)
             }
             hits = hits.filter { ($0.distance ?? 0) <= radius }
             if hits.count >= needed || radius >= limit { return hits }
-            radius = min(limit, radius * 4)
+            radius = min(limit, radius * growth)
         }
     }
 
@@ -674,6 +733,12 @@ struct Search {
     mutating func ordered(_ candidates: [Candidate]) throws -> [Candidate] {
         let relevance = request.effectiveSort == .relevance
         func key(_ candidate: Candidate) -> Double { relevance ? -candidate.score : candidate.distance ?? .infinity }
+        // Candidates read with their URIs (every hit within a radius) are sorted once, ties by URI.
+        if !candidates.isEmpty, candidates.allSatisfy({ !$0.uri.isEmpty }) {
+            let sorted = candidates.sorted { (key($0), $0.uri) < (key($1), $1.uri) }
+            guard request.offset < sorted.count else { return [] }
+            return Array(sorted[request.offset..<min(sorted.count, needed)])
+        }
         let sorted = candidates.sorted { (key($0), $0.id) < (key($1), $1.id) }
         guard request.offset < sorted.count else { return [] }
         let end = min(sorted.count, needed)

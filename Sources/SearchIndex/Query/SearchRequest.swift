@@ -52,8 +52,10 @@ public struct SearchRequest: Sendable, Hashable {
     /// Whether the results carry ``SearchResults/total``, every match counted (typo matches included), from
     /// the same read transaction as the page.
     public var countsTotal = false
-    /// Tests force a plan to check that every plan gives the same answer.
-    var forcedPlan: SearchPlan?
+    /// A plan to run instead of the planner's choice (words with a place: ``SearchPlan/textThenPlace``,
+    /// ``SearchPlan/placeThenText`` or ``SearchPlan/intersection``): tests check that every plan gives the
+    /// same answer, and `searchbench plans` times each against the planner's choice.
+    public var forcedPlan: SearchPlan?
 
     /// Creates a request.
     public init(query: String? = nil, entities: [String] = [], near: Coordinate? = nil, radius: Double? = nil,

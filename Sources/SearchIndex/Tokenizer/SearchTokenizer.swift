@@ -28,11 +28,16 @@ public enum SearchTokenizer {
         }
     }
 
-    /// Registers the BM25F ranking function `searchlight_rank` on a connection.
+    /// Registers the BM25F ranking function `searchlight_rank` and the id-set filter `searchlight_in_ids`
+    /// on a connection.
     static func registerRanking(on db: Database) throws {
         let status = searchlight_register_rank(db.sqliteConnection)
         guard status == 0 else {
             throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot register the searchlight_rank FTS5 function")
+        }
+        let idSet = searchlight_register_id_set(db.sqliteConnection)
+        guard idSet == 0 else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: idSet), message: "cannot register the searchlight_in_ids function")
         }
     }
 
