@@ -667,6 +667,8 @@ struct Search {
         let uniform = sqrt(wanted / Double(located) * earthArea / .pi)
         var radius = min(limit, placesAlone ? max(500, uniform / 8) : max(1_000, uniform))
         let growth = placesAlone ? 2.0 : 4.0
+        // A radius within reach of the first circle or two is read at once: a round costs a statement.
+        if radius * growth * growth >= limit { radius = limit }
         // Without a distance order, every hit in the region is needed: go straight to the limit.
         if request.effectiveSort != .distance || needed == Int.max { radius = limit }
         // A box holding few places is read once rather than through growing circles.
