@@ -116,7 +116,7 @@ public enum SearchPlan: String, Sendable, Hashable {
     case textThenPlace = "text-then-place"
     /// Places first, then FTS5 on those rows only (the place is far more selective than the words).
     case placeThenText = "place-then-text"
-    /// FTS5 row ids and R-tree ids intersected, then only the intersection fetched and scored.
+    /// The region's R-tree ids first, then one FTS5 scan that keeps, joins and scores only those rows.
     case intersection
     /// Attributes alone (`--where` without words or a place): the filter's items, most important first.
     case filter

@@ -84,7 +84,7 @@ extension SearchPlan {
         case .nearest: "R-tree circles growing around the point, refined by exact distance"
         case .textThenPlace: "FTS5 matches first, then the place filter (the words are rarer)"
         case .placeThenText: "R-tree candidates first, then FTS5 on those rows (the place is rarer)"
-        case .intersection: "FTS5 row ids ∩ R-tree ids, then only the intersection scored"
+        case .intersection: "R-tree ids first, then one FTS5 scan scoring only those rows"
         case .filter: "the attribute filter alone, most important items first"
         }
     }
