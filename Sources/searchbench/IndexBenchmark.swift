@@ -12,20 +12,10 @@ struct IndexBenchmark: ParsableCommand {
         abstract: "Bulk indexing and query latencies of the search index versus a naive FTS5 + R-tree baseline.",
         discussion: "Fetch the data first: scripts/fetch-geonames")
 
-    @Option(help: "GeoNames cities500.json (from scripts/fetch-geonames).")
-    var geonames = ".build/geonames/cities500.json"
-
-    @Option(name: .customLong("scale"), help: "Replication factors to measure (1 = 234,908 places; 4 ≈ 1 M). Repeatable.")
-    var scales: [Int] = [1, 4]
+    @OptionGroup var data: GeoNamesIndexOptions
 
     @Option(help: "Queries per kind.")
     var queries = 200
-
-    @Option(help: "Folder for the generated index files.")
-    var workdir = FileManager.default.temporaryDirectory.path
-
-    @Flag(help: "Keep the generated files and reuse them in later runs with --reuse (no bulk indexing row then).")
-    var reuse = false
 
     @Option(help: "Run only the query rows whose name contains this text. Repeatable.")
     var only: [String] = []
@@ -34,13 +24,13 @@ struct IndexBenchmark: ParsableCommand {
     var slowest = 0
 
     func run() throws {
-        let places = try GeoNames.load(path: geonames)
+        let places = try GeoNames.load(path: data.geonames)
         print("index: GeoNames cities500 (\(grouped(Double(places.count))) places, CC-BY 4.0 geonames.org), \(queries) queries per kind")
         print("machine: \(machineDescription())")
         print("")
         print("| measure | items | Searchlight | baseline | ratio |")
         print("|---|---:|---:|---:|---:|")
-        for scale in scales {
+        for scale in data.scales {
             try measure(GeoNames.replicated(places, scale: scale))
         }
         print("")
@@ -48,12 +38,12 @@ struct IndexBenchmark: ParsableCommand {
     }
 
     private func measure(_ places: [GeoNamesPlace]) throws {
-        let files = BenchmarkFiles(workdir: workdir, label: "index-\(places.count)", shared: reuse)
-        defer { if !reuse { files.remove() } }
+        let files = data.files(for: places)
+        defer { if !data.reuse { files.remove() } }
         let label = grouped(Double(places.count))
 
         let baseline: Baseline
-        if reuse && files.exist {
+        if data.reuse && files.exist {
             baseline = try Baseline(path: files.baseline, existing: true)
         } else {
             files.remove()

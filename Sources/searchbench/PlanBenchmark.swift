@@ -12,20 +12,10 @@ struct PlanBenchmark: ParsableCommand {
         abstract: "Plan regret: the planner's choice against the fastest plan, over a generated workload.",
         discussion: "Fetch the data first: scripts/fetch-geonames")
 
-    @Option(help: "GeoNames cities500.json (from scripts/fetch-geonames).")
-    var geonames = ".build/geonames/cities500.json"
-
-    @Option(name: .customLong("scale"), help: "Replication factors to measure (1 = 234,908 places; 4 ≈ 1 M). Repeatable.")
-    var scales: [Int] = [1, 4]
+    @OptionGroup var data: GeoNamesIndexOptions
 
     @Option(help: "Requests in the workload.")
     var requests = 300
-
-    @Option(help: "Folder for the generated index files.")
-    var workdir = FileManager.default.temporaryDirectory.path
-
-    @Flag(help: "Reuse the index files a `searchbench index --reuse` or `plans --reuse` run left (and keep them).")
-    var reuse = false
 
     @Option(help: "Print the N requests with the highest regret (to standard error).")
     var worst = 5
@@ -36,13 +26,13 @@ struct PlanBenchmark: ParsableCommand {
     static let timeLimit = 2.0
 
     func run() throws {
-        let places = try GeoNames.load(path: geonames)
+        let places = try GeoNames.load(path: data.geonames)
         print("plans: GeoNames cities500 (\(grouped(Double(places.count))) places), \(requests) requests, every plan run twice (best kept)")
         print("machine: \(machineDescription())")
         print("")
         print("| items | kind | requests | chosen p50 / p99 (ms) | best p50 / p99 (ms) | regret p50 / p99 / max | over 2× | over 10× |")
         print("|---:|---|---:|---:|---:|---:|---:|---:|")
-        for scale in scales {
+        for scale in data.scales {
             try measure(GeoNames.replicated(places, scale: scale))
         }
         print("")
@@ -50,9 +40,9 @@ struct PlanBenchmark: ParsableCommand {
     }
 
     private func measure(_ places: [GeoNamesPlace]) throws {
-        let files = BenchmarkFiles(workdir: workdir, label: "index-\(places.count)", shared: reuse)
-        defer { if !reuse { files.remove() } }
-        if !(reuse && FileManager.default.fileExists(atPath: files.index)) {
+        let files = data.files(for: places)
+        defer { if !data.reuse { files.remove() } }
+        if !(data.reuse && FileManager.default.fileExists(atPath: files.index)) {
             files.remove()
             _ = try files.writeIndex(places) { IndexBenchmark.item($0, key: $1) }
         }
