@@ -24,8 +24,15 @@ enum QueryTarget {
                              "😀smile", "Ÿpsilon", "Berlin", "Berlino", "Bern", "Москва", "Moskva", "Moscow", "DeviceMigrationState_FD0781A4"]
                 for (offset, name) in names.enumerated() {
                     try db.execute(sql: "INSERT INTO stores (id, uuid, path, token, updated_at) VALUES (1, 'S', '/s', 0, 0) ON CONFLICT DO NOTHING")
-                    try db.execute(sql: "INSERT INTO items (id, uri, store_id, entity, display_name, rank) VALUES (?, ?, 1, 'Place', ?, ?)",
-                                   arguments: [offset + 1, "u\(offset)", name, offset])
+                    // Places spread over both hemispheres and the antimeridian, some without a place.
+                    let latitude: Double? = offset % 5 == 4 ? nil : Double(offset * 9 % 170) - 85
+                    let longitude: Double? = latitude == nil ? nil : Double(offset * 37 % 360) - 180
+                    try db.execute(sql: "INSERT INTO items (id, uri, store_id, entity, display_name, latitude, longitude, rank) VALUES (?, ?, 1, 'Place', ?, ?, ?, ?)",
+                                   arguments: [offset + 1, "u\(offset)", name, latitude, longitude, offset])
+                    if let latitude, let longitude {
+                        try db.execute(sql: "INSERT INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) VALUES (?, ?, ?, ?, ?)",
+                                       arguments: [offset + 1, latitude, latitude, longitude, longitude])
+                    }
                     try db.execute(sql: "INSERT INTO item_texts (id, title, text, keywords) VALUES (?, '', ?, '')", arguments: [offset + 1, name + " city"])
                 }
                 try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
@@ -53,6 +60,16 @@ enum QueryTarget {
                         SELECT i.id, \(SearchIndex.rankFunction) FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?
                         """, arguments: [expanded.phrasePlan, expanded.expression])
                     _ = try Search.suggestion(for: expanded, query: query, db: db)
+                    // Words with a place: the planner's estimates and choice, and every plan giving one answer.
+                    let center = try Coordinate(latitude: Double(data.count % 170) - 85, longitude: Double(data.count * 37 % 360) - 180)
+                    var answers: [[String]] = []
+                    for plan in [nil, SearchPlan.textThenPlace, .placeThenText, .intersection] {
+                        var request = SearchRequest(query: query, near: center, radius: 8_000_000, limit: 50)
+                        request.forcedPlan = plan
+                        var search = Search(db: db, request: request, parsed: expanded)
+                        answers.append(try search.run().hits.map(\.uri))
+                    }
+                    guard Set(answers.map { $0.sorted() }).count == 1 else { fatalError("plans disagree on \(query.debugDescription): \(answers)") }
                 }
             } catch {
                 fatalError("FTS5 refuses the parsed query \(query.debugDescription): \(error)")
