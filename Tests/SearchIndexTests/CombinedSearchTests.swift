@@ -100,6 +100,20 @@ struct CombinedSearchTests {
         }
     }
 
+    @Test("words nearest-first without a radius give their total, and any limit, without overflowing the plan's estimates")
+    func nearestFirstTotals() throws {
+        let (index, _) = Self.fixture
+        for words in [["san"], ["zephyr"], ["lake", "river"]] {
+            var request = SearchRequest(query: words.joined(separator: " "), near: try Coordinate(latitude: 10, longitude: -170), sort: .distance, limit: 5)
+            request.countsTotal = true
+            let results = try index.search(request)
+            #expect(results.total == truth(words, near: nil, radius: nil).count)
+            #expect(try index.count(request) == results.total)
+            request.limit = Int.max
+            #expect(Set(try index.search(request).hits.map(\.uri)) == truth(words, near: nil, radius: nil))
+        }
+    }
+
     @Test("the planner picks by selectivity")
     func planner() throws {
         let (index, _) = Self.fixture

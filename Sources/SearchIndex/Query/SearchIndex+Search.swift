@@ -290,8 +290,9 @@ struct Search {
     mutating func cheapestPlan(_ parsed: ParsedQuery, bounded: Bool) throws -> SearchPlan {
         let textEstimate = try estimate(parsed)
         let total = max(1, try estimatedItemCount())
+        // In floating point: an unpaged request (a count, facets) needs Int.max hits.
         let placeCount = bounded ? try countInRegion(cap: textEstimate * 6 + 1, radius: request.radius)
-            : min(total, 4 * needed * max(1, total / max(1, textEstimate)))
+            : Int(min(Double(total), 4 * Double(needed) * Double(max(1, total / max(1, textEstimate)))))
         let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
         let hasPrefix = parsed.required.joined().contains { term in term.isPrefix || term.expansions.contains(where: \.isPrefix) }
         let phrases = Double(max(1, parsed.phraseCount))
