@@ -55,15 +55,15 @@ extension SearchIndex {
                 }
                 if !request.facets.isEmpty || request.countsTotal {
                     var all = Search(db: db, request: request.unpaged, parsed: parsed, predicate: predicate)
-                    if request.countsTotal { results.total = try all.count() }
-                    if !request.facets.isEmpty {
-                        // Words alone: one statement per facet; otherwise the same search, unpaged, and its items' values.
-                        if let parsed, request.near == nil, request.boundingBox == nil {
-                            results.facets = try request.facets.map { name in try all.facet(name, expression: parsed.expression) }
-                        } else {
-                            let ids = try all.plan().candidates.map(\.id)
-                            results.facets = try request.facets.map { name in try all.facet(name, ids: ids) }
-                        }
+                    if let parsed, request.near == nil, request.boundingBox == nil {
+                        // Words alone: one statement for the total, one per facet.
+                        if request.countsTotal { results.total = try all.count() }
+                        results.facets = try request.facets.map { name in try all.facet(name, expression: parsed.expression) }
+                    } else {
+                        // Otherwise the same search, unpaged, once: its hits are the total and the facets' items.
+                        let ids = try all.plan().candidates.map(\.id)
+                        if request.countsTotal { results.total = ids.count }
+                        results.facets = try request.facets.map { name in try all.facet(name, ids: ids) }
                     }
                 }
                 return results
@@ -580,11 +580,10 @@ struct Search {
     }
 
     /// Rows inside the R-tree boxes (a superset: the R-tree rounds outward), entity-filtered.
-    mutating func rowsInBoxes(_ boxes: [GeoMath.Box]) throws -> [Candidate] {
+    /// `details` reads names and URIs too: for a page large enough to be most of what is read (every
+    /// hit within a radius), where fetching them for the page in a second pass would cost more.
+    mutating func rowsInBoxes(_ boxes: [GeoMath.Box], details: Bool = false) throws -> [Candidate] {
         let filter = entityFilter
-        // Names and URIs are fetched for the final page alone, unless the page is large enough to be
-        // most of what is read (every hit within a radius): then a second pass would cost more.
-        let details = needed > 1_000
         var seen: Set<Int64> = []
         var candidates: [Candidate] = []
         for box in boxes {
@@ -681,7 +680,8 @@ struct Search {
             var hits: [Candidate]
             switch textFilter {
             case .none:
-                hits = try rowsInBoxes(regionBoxes(radius: radius)).compactMap(refine)
+                // Unpaged (a count, facets), only ids are needed.
+                hits = try rowsInBoxes(regionBoxes(radius: radius), details: needed > 1_000 && needed != Int.max).compactMap(refine)
             case .probe(let expression):
                 hits = try rowsInBoxes(regionBoxes(radius: radius)).compactMap(refine)
                 let scores = try textScores(expression: expression, ids: hits.map(\.id))
