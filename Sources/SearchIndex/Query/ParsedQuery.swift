@@ -79,6 +79,9 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
     /// How many FTS5 phrases ``expression`` holds, expansions and excluded terms included.
     var phraseCount: Int { required.joined().reduce(excluded.count) { $0 + 1 + $1.expansions.count } }
 
+    /// Whether some term or typo expansion is a prefix (FTS5 merges a prefix's doclist from every term it covers).
+    var hasPrefix: Bool { required.joined().contains { term in term.isPrefix || term.expansions.contains(where: \.isPrefix) } }
+
     /// Whether some term has typo expansions.
     public var hasExpansions: Bool { required.contains { group in group.contains { !$0.expansions.isEmpty } } }
 

@@ -294,7 +294,7 @@ struct Search {
         let placeCount = bounded ? try countInRegion(cap: textEstimate * 6 + 1, radius: request.radius)
             : Int(min(Double(total), 4 * Double(needed) * Double(max(1, total / max(1, textEstimate)))))
         let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
-        let hasPrefix = parsed.required.joined().contains { term in term.isPrefix || term.expansions.contains(where: \.isPrefix) }
+        let hasPrefix = parsed.hasPrefix
         let phrases = Double(max(1, parsed.phraseCount))
         let scan = Double(textEstimate) * (hasPrefix ? 0.1 : 0.03)
         let probe = hasPrefix ? Double.infinity : 20 * phrases
@@ -314,8 +314,7 @@ struct Search {
         // ids when there are more: a few dozen microseconds, where fts5vocab counts by scanning the
         // doclist (7 ms for a word in 408,720 items). A prefix is merged from all its terms before its
         // first row, so it is counted from the vocabulary.
-        let hasPrefix = parsed.required.joined().contains { term in term.isPrefix || term.expansions.contains(where: \.isPrefix) }
-        if !hasPrefix {
+        if !parsed.hasPrefix {
             let sample = 2_000
             let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*), MAX(rowid) FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?)"),
                                        arguments: [parsed.expression, sample])
@@ -753,14 +752,11 @@ struct Search {
         let relevance = request.effectiveSort == .relevance
         func key(_ candidate: Candidate) -> Double { relevance ? -candidate.score : candidate.distance ?? .infinity }
         // Candidates read with their URIs (every hit within a radius) are sorted once, ties by URI.
-        if !candidates.isEmpty, candidates.allSatisfy({ !$0.uri.isEmpty }) {
-            let sorted = candidates.sorted { (key($0), $0.uri) < (key($1), $1.uri) }
-            guard request.offset < sorted.count else { return [] }
-            return Array(sorted[request.offset..<min(sorted.count, needed)])
-        }
-        let sorted = candidates.sorted { (key($0), $0.id) < (key($1), $1.id) }
+        let complete = candidates.allSatisfy { !$0.uri.isEmpty }
+        let sorted = candidates.sorted { complete ? (key($0), $0.uri) < (key($1), $1.uri) : (key($0), $0.id) < (key($1), $1.id) }
         guard request.offset < sorted.count else { return [] }
         let end = min(sorted.count, needed)
+        if complete { return Array(sorted[request.offset..<end]) }
         var low = request.offset, high = end - 1
         while low > 0 && key(sorted[low - 1]) == key(sorted[request.offset]) { low -= 1 }
         while high + 1 < sorted.count && key(sorted[high + 1]) == key(sorted[end - 1]) { high += 1 }

@@ -14,8 +14,8 @@ struct TermDictionary {
     static let minimumLength = Int(SEARCHLIGHT_TYPO_MINIMUM_TERM)
 
     let db: Database
-    /// Probes made so far (for `explain` and the benchmark).
-    private(set) var seeks = 0
+    /// Probes made so far, held against ``seekLimit``.
+    private var seeks = 0
     /// Past this many probes the dictionary answers as if it ended: a walk stops short rather than run long.
     var seekLimit = 100_000
 
