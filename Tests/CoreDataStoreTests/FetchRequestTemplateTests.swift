@@ -66,12 +66,20 @@ struct FetchRequestTemplateTests {
             ("adultsNamed", request(both)), ("everyone", request(nil)),
             ("allOlder", request(comparison(keyPath("age"), 2, minimum, modifier: 1))),  // ALL: left out
             ("loop", request(looping)),
+            // ANY is the index's own reading of an attribute's several values: written as a plain comparison.
+            ("anyOlder", request(comparison(keyPath("age"), 2, minimum, modifier: 2))),
+            // A function other than a key path (uppercase:) is not a key path: left out.
+            ("shouting", request(comparison(expression(["NSExpressionType": .integer(4), "NSSelectorName": builder.add(string: "uppercase:"),
+                                                         "NSOperand": expression(["NSExpressionType": .integer(1)], "NSSelfExpression"),
+                                                         "NSArguments": builder.add(array: [expression(["NSExpressionType": .integer(10), "NSKeyPath": builder.add(string: "humanName")], "NSKeyPathSpecifierExpression")], className: "NSMutableArray")],
+                                                        "NSFunctionExpression"), 4, variable))),
         ])
         let root = builder.add(className: ["NSManagedObjectModel", "NSObject"], fields: ["NSFetchRequestTemplates": templates])
         let archive = try KeyedArchive(data: builder.encoded(root: root))
         let found = ManagedObjectModel.fetchRequestTemplates(in: archive, model: try #require(archive.root))
         #expect(found == [
             FetchRequestTemplate(name: "adultsNamed", entityName: "Human", predicate: "(humanName BEGINSWITH[cd] $humanName) AND (age >= 18)"),
+            FetchRequestTemplate(name: "anyOlder", entityName: "Human", predicate: "age > 18"),
             FetchRequestTemplate(name: "everyone", entityName: "Human", predicate: nil),
         ])
     }

@@ -6,20 +6,25 @@ extension ManagedObjectModel {
     /// written back (a subquery, a block, a function other than a key path on a variable) is left out rather
     /// than offered wider than it is.
     static func fetchRequestTemplates(in archive: KeyedArchive, model root: PropertyListValue) -> [FetchRequestTemplate] {
-        archive.dictionary(root, "NSFetchRequestTemplates").compactMap { name, request in
+        // One budget for every template: many templates sharing one deep predicate cost it once.
+        var budget = visitBudget
+        return archive.dictionary(root, "NSFetchRequestTemplates").compactMap { name, request in
             guard let entity = archive.string(archive.resolve(request["NSEntity"]), "NSEntityName") else { return nil }
             guard let predicate = archive.resolve(request["NSPredicate"]) else {
                 return FetchRequestTemplate(name: name, entityName: entity, predicate: nil)
             }
-            return predicateFormat(predicate, archive: archive).map { FetchRequestTemplate(name: name, entityName: entity, predicate: $0) }
+            return predicateFormat(predicate, archive: archive, depth: 0, budget: &budget).map { FetchRequestTemplate(name: name, entityName: entity, predicate: $0) }
         }.sorted { $0.name < $1.name }
     }
 
     /// An archived `NSPredicate` in `NSPredicate` format, or nil when part of it has no such form here.
     static func predicateFormat(_ predicate: PropertyListValue, archive: KeyedArchive) -> String? {
-        var budget = 10_000
+        var budget = visitBudget
         return predicateFormat(predicate, archive: archive, depth: 0, budget: &budget)
     }
+
+    /// The archived objects one model's predicates may visit in all.
+    private static let visitBudget = 10_000
 
     /// A hostile archive may nest without end, point back at itself, or share children so that a walk
     /// doubles at every level: depth and the number of objects visited are both bounded.
@@ -34,13 +39,12 @@ extension ManagedObjectModel {
         case "NSTruePredicate": return "TRUEPREDICATE"
         case "NSFalsePredicate": return "FALSEPREDICATE"
         case "NSCompoundPredicate":
-            var parts: [String?] = []
+            var written: [String] = []
             for part in archive.array(predicate, "NSSubpredicates") {
-                parts.append(predicateFormat(part, archive: archive, depth: depth + 1, budget: &budget))
-                if parts.last == .some(nil) { return nil }
+                guard let format = predicateFormat(part, archive: archive, depth: depth + 1, budget: &budget) else { return nil }
+                written.append("(\(format))")
             }
-            guard !parts.isEmpty, !parts.contains(where: { $0 == nil }) else { return nil }
-            let written = parts.compactMap { $0 }.map { "(\($0))" }
+            guard !written.isEmpty else { return nil }
             switch predicate["NSCompoundPredicateType"]?.integerValue {
             case 0: return written.count == 1 ? "NOT " + written[0] : nil
             case 1: return written.joined(separator: " AND ")
@@ -62,10 +66,11 @@ extension ManagedObjectModel {
             // Options: 1 case-, 2 diacritic-insensitive; archived as NSOptions, or NSFlags by some operators.
             let options = comparison["NSOptions"]?.integerValue ?? comparison["NSFlags"]?.integerValue ?? 0
             let modifier = (options & 1 != 0 ? "c" : "") + (options & 2 != 0 ? "d" : "")
-            // ANY is how the index matches several values anyway; ALL it cannot say.
+            // ANY (2) is how the index matches an attribute's several values anyway, so it is written as a
+            // plain comparison, which the index's filters read; ALL (1) they cannot say.
             let quantifier = comparison["NSModifier"]?.integerValue ?? 0
             guard quantifier == 0 || quantifier == 2 else { return nil }
-            return (quantifier == 2 ? "ANY " : "") + left + " " + symbol + (modifier.isEmpty ? "" : "[\(modifier)]") + " " + right
+            return left + " " + symbol + (modifier.isEmpty ? "" : "[\(modifier)]") + " " + right
         default:
             return nil
         }
@@ -80,7 +85,9 @@ extension ManagedObjectModel {
             return constantFormat(archive.resolve(expression["NSConstantValue"]), archive: archive, depth: depth + 1, budget: &budget)
         case 2:  // variable
             return archive.string(expression, "NSVariable").map { "$" + $0 }
-        case 3, 4:  // key path, or valueForKeyPath: on an operand
+        case 3, 4:  // key path, or valueForKeyPath: on an operand (any other function is not a key path)
+            if expression["NSExpressionType"]?.integerValue == 4,
+               !["valueForKeyPath:", "valueForKey:"].contains(archive.string(expression, "NSSelectorName")) { return nil }
             let arguments = archive.array(expression, "NSArguments")
             guard arguments.count == 1, let path = archive.string(arguments[0], "NSKeyPath") ?? arguments[0].stringValue else { return nil }
             let operand = archive.resolve(expression["NSOperand"])
