@@ -21,6 +21,14 @@ struct SavedSearchTests {
         // A number in quotes stays text.
         let code = try SavedSearch(name: "code", filter: "code == $CODE").request(variables: ["CODE": "\"007\""])
         #expect(try PredicateParser.parse(code.filter ?? "", variables: code.filterVariables) == .comparison(attribute: "code", operator: .equal, options: [], values: [.string("007")]))
+        // A value reads as a number only when written as one in decimal: a postcode keeps its leading zero.
+        for (value, literal) in [("01234", FilterPredicate.Literal.string("01234")), ("0x10", .string("0x10")), ("42", .number(42)),
+                                 ("-3.5", .number(-3.5)), ("0.25", .number(0.25)), ("1e6", .number(1e6)), ("nan", .string("nan")), ("0", .number(0))] {
+            let zip = try SavedSearch(name: "zip", filter: "zip == $ZIP").request(variables: ["ZIP": value])
+            #expect(try PredicateParser.parse(zip.filter ?? "", variables: zip.filterVariables) == .comparison(attribute: "zip", operator: .equal, options: [], values: [literal]), "\(value)")
+        }
+        // A variable stands for a value, never for an attribute.
+        #expect(throws: SearchIndexError.self) { try SavedSearch(name: "field", filter: "$FIELD == \"JP\"") }
         #expect(throws: SearchIndexError.invalidQuery(reason: "the saved search 'big' needs $PREFIX: add --var PREFIX=… (it takes $MIN, $NAME, $PREFIX)")) {
             try search.request(variables: ["MIN": "1", "NAME": "x"])
         }

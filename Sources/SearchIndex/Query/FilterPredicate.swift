@@ -248,6 +248,9 @@ public struct PredicateParser {
         guard case .identifier(let attribute) = current.token, !["AND", "OR", "NOT"].contains(attribute.uppercased()) else {
             throw error("expected an attribute name, found \(describe(current.token))")
         }
+        guard !attribute.hasPrefix("$") else {
+            throw error("'\(attribute)' stands for a value, not an attribute: compare an attribute with it (name == \(attribute))")
+        }
         advance()
         let operatorPosition = current.position
         let comparison = try parseOperator()
@@ -330,6 +333,19 @@ public struct PredicateParser {
         }
     }
 
+    /// A variable's value as a number when it is written as one in decimal (`42`, `-3.5`, `1e6`), nil
+    /// otherwise: a code with a leading zero (`01234`, a postcode) or `0x10` stays text, as typed, where
+    /// Swift's `Double("01234")` and `Double("0x10")` would read 1234 and 16.
+    static func decimalNumber(_ text: String) -> Double? {
+        guard let number = Double(text), number.isFinite else { return nil }
+        let digits = text.drop { $0 == "-" || $0 == "+" }
+        guard let first = digits.first, first.isASCII, first.isNumber || first == "." else { return nil }
+        // A leading zero must be the whole integer part (`0`, `0.5`, `0e3`).
+        if first == "0", let second = digits.dropFirst().first, second.isNumber { return nil }
+        guard digits.allSatisfy({ $0.isASCII && ($0.isNumber || ".eE+-".contains($0)) }) else { return nil }
+        return number
+    }
+
     private mutating func parseLiteral() throws(SearchIndexError) -> FilterPredicate.Literal {
         variableText = nil
         let position = current.position
@@ -349,7 +365,7 @@ public struct PredicateParser {
             advance()
             variableText = value
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { return .string(String(value.dropFirst().dropLast())) }
-            if let number = Double(value.trimmingCharacters(in: .whitespaces)), number.isFinite { return .number(number) }
+            if let number = Self.decimalNumber(value.trimmingCharacters(in: .whitespaces)) { return .number(number) }
             return .string(value)
         case .identifier(let word):
             switch word.uppercased() {
