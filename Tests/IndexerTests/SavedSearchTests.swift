@@ -77,11 +77,24 @@ struct SavedSearchTests {
         for (bad, message) in [
             (#"{"searches": {"a b": {"where": "x > 1"}}}"#, "configuration: searches: 'a b' is not a name a search can be run by (letters, digits, _ and -)"),
             (#"{"searches": {"a": {"where": "x >"}}}"#, "configuration: searches.a.where, character 4: expected a value, found the end"),
+            (#"{"entities": 3}"#, #"configuration: entities must be an object: {"Place": {"displayName": "name"}, "Log": false}"#),
             (#"{"searches": {"a": {"limit": 3}}}"#, "configuration: searches.a.limit is not understood; a saved search has entity, from, query, sort, where"),
             (#"{"searches": {"a": {}}}"#, "configuration: searches.a: invalid query: the saved search 'a' has neither a query nor a predicate (\"where\")"),
         ] {
             #expect(throws: IndexConfiguration.LoadError(description: message)) { try IndexConfiguration(json: Data(bad.utf8)) }
         }
+    }
+
+    @Test("a stored configuration the index cannot read back is reported as damage, not as no saved searches")
+    func unreadableStoredConfiguration() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("saved-damaged-\(UUID().uuidString).searchindex").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        var checkpoint = StoreCheckpoint(storeUUID: "S", storePath: "/s", token: 1)
+        checkpoint.configuration = "not JSON"
+        _ = try index.apply(IndexBatch(upserts: [], checkpoint: checkpoint))
+        #expect(throws: SearchIndexError.self) { try index.savedSearches() }
+        do { _ = try index.savedSearch(named: "x") } catch { #expect("\(error)".contains("damaged")) }
     }
 
     @Test("a saved search finds exactly what its predicate, evaluated by hand over the store's objects, keeps")

@@ -84,6 +84,9 @@ public struct IndexConfiguration: Sendable, Hashable {
             throw LoadError(description: "\(path): unknown key '\(unknownKeys.sorted()[0])'; the configuration has \"entities\" and \"searches\"")
         }
         searches = try Self.searches(root["searches"], path: path)
+        if let value = root["entities"], !(value is [String: Any]) {
+            throw LoadError(description: "\(path): entities must be an object: {\"Place\": {\"displayName\": \"name\"}, \"Log\": false}")
+        }
         var entities: [String: Entry] = [:]
         for (name, value) in (root["entities"] as? [String: Any]) ?? [:] {
             if let flag = value as? Bool {

@@ -7,7 +7,14 @@ extension SearchIndex {
     public func savedSearches() throws(SearchIndexError) -> [String: SavedSearch] {
         var searches: [String: SavedSearch] = [:]
         for checkpoint in try checkpoints().sorted(by: { $0.storeUUID < $1.storeUUID }) {
-            guard let json = checkpoint.configuration, let configuration = try? IndexConfiguration(json: Data(json.utf8)) else { continue }
+            guard let json = checkpoint.configuration else { continue }
+            // The index wrote it: one it cannot read back is damage, not an index without saved searches.
+            let configuration: IndexConfiguration
+            do {
+                configuration = try IndexConfiguration(json: Data(json.utf8), path: "the stored configuration of store \(checkpoint.storeUUID)")
+            } catch {
+                throw .notAnIndex(path: path, detail: "it is damaged: \(error.description)")
+            }
             searches.merge(configuration.searches) { first, _ in first }
         }
         return searches

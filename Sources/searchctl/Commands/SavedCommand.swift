@@ -43,7 +43,8 @@ struct SavedCommand: ParsableCommand {
                                        search.query ?? "", search.filter ?? "", search.entities.joined(separator: ", "), search.sort ?? ""])
                 }
                 if searches.isEmpty {
-                    printNote("the index's configuration declares no saved searches (\"searches\" in the configuration, or fetch requests in the model)")
+                    printNote("the index's configuration declares no saved searches: add \"searches\" to a configuration file (see the README) "
+                              + "and run searchctl index --config FILE; the model's fetch requests are offered when their key paths are attributes")
                 } else {
                     print(table.renderForStandardOutput())
                 }

@@ -72,7 +72,7 @@ struct SearchCommand: ParsableCommand {
             index.noteUnfinishedExports()
             if let suggestion = results.suggestion {
                 let words = suggestion.corrections.map { "'\($0.typed.terminalSafe)' → '\($0.suggested.terminalSafe)'" }.joined(separator: ", ")
-                printNote("nothing matches \(words.contains(",") ? "these words" : "that word"): \(words); did you mean: \(suggestion.query.terminalSafe)")
+                printNote("nothing matches \(suggestion.corrections.count > 1 ? "these words" : "that word"): \(words); did you mean: \(suggestion.query.terminalSafe)")
             }
             if results.hits.isEmpty {
                 try index.checkEntities(options.entities)
