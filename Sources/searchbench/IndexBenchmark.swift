@@ -185,7 +185,8 @@ struct Workload {
                 case 2: letters[position] = Character(String(UnicodeScalar(UInt8.random(in: 97...122, using: &generator))))
                 default: if position + 1 < letters.count { letters.swapAt(position, position + 1) }
                 }
-                if letters.count >= 5 { typos.append(String(letters)) }
+                // A swap at the end or a letter replaced by itself leaves the word as it was: not a typo.
+                if letters.count >= 5, String(letters) != word.lowercased() { typos.append(String(letters)) }
             }
             if candidates.count >= 2, phrases.count < count { phrases.append(candidates[0] + " " + candidates[1]) }
         }

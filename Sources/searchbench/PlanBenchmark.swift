@@ -51,35 +51,36 @@ struct PlanBenchmark: ParsableCommand {
         var rows: [String: [(chosen: Double, best: Double, regret: Double)]] = [:]
         var worstCases: [(regret: Double, line: String)] = []
         var disagreements = 0
-        func time(_ request: SearchRequest) -> (seconds: Double, uris: [String]?) {
-            var best = Double.infinity, uris: [String]? = nil
+        func time(_ request: SearchRequest) throws -> (seconds: Double, results: SearchResults?) {
+            var best = Double.infinity, results: SearchResults? = nil
             for _ in 0..<2 {
-                var answer: [String]? = nil
-                let seconds = Clock.seconds { answer = try? reader.search(request).hits.map(\.uri) }
-                // A plan stopped at the time limit counts at the limit, answering nothing.
-                best = min(best, answer == nil ? Self.timeLimit : seconds)
-                uris = answer
-                if answer == nil { break }
+                do {
+                    let seconds = try Clock.seconds { results = try reader.search(request) }
+                    best = min(best, seconds)
+                } catch SearchIndexError.searchTooExpensive {
+                    // A plan stopped at the time limit counts at the limit, answering nothing.
+                    return (Self.timeLimit, nil)
+                }
             }
-            return (best, uris)
+            return (best, results)
         }
         for (kind, request) in workload.requests {
             var limited = request
             limited.timeLimit = Self.timeLimit
-            let chosen = time(limited)
+            let chosen = try time(limited)
             var times: [SearchPlan: Double] = [:]
             for plan in Self.plans {
                 var forced = limited
                 forced.forcedPlan = plan
-                let run = time(forced)
+                let run = try time(forced)
                 times[plan] = run.seconds
-                if let uris = run.uris, let chosenURIs = chosen.uris, Set(uris) != Set(chosenURIs) { disagreements += 1 }
+                if let hits = run.results?.hits, let chosenHits = chosen.results?.hits, Set(hits.map(\.uri)) != Set(chosenHits.map(\.uri)) { disagreements += 1 }
             }
             let best = min(chosen.seconds, times.values.min() ?? chosen.seconds)
             let regret = chosen.seconds / max(best, 1e-7)
             rows[kind, default: []].append((chosen.seconds, best, regret))
             let plans = Self.plans.map { "\($0.rawValue) \(IndexBenchmark.ms(times[$0] ?? 0))" }.joined(separator: ", ")
-            let plan = (try? reader.search(limited).plan.rawValue) ?? "?"
+            let plan = chosen.results?.plan.rawValue ?? "stopped"
             worstCases.append((regret, "\(kind) '\(request.query ?? "")' \(request.filter ?? "") r=\(request.radius.map { "\(Int($0 / 1000)) km" } ?? "-"): chose \(plan) \(IndexBenchmark.ms(chosen.seconds)) ms; \(plans)"))
         }
         let label = grouped(Double(places.count))
