@@ -597,17 +597,13 @@ struct Search {
             try statement.setArguments(arguments)
             // Stepped through the C API: GRDB's row cursor costs as much per row as the R-tree and join.
             let handle = statement.sqliteStatement
-            func text(_ column: Int32) -> String { sqlite3_column_text(handle, column).map { String(cString: $0) } ?? "" }
-            func number(_ column: Int32) -> Double? { sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_double(handle, column) }
-            while true {
-                let status = sqlite3_step(handle)
-                if status == SQLITE_DONE { break }
-                guard status == SQLITE_ROW else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql) }
+            while try SQLiteCall.step(handle, db: db) {
                 let id = sqlite3_column_int64(handle, 0)
                 // One box, or boxes split at the antimeridian or a pole, which never share a row.
                 if boxes.count > 1 { guard seen.insert(id).inserted else { continue } }
-                candidates.append(Candidate(id: id, uri: details ? text(3) : "", entity: details ? text(4) : "", displayName: details ? text(5) : "",
-                                            latitude: number(1), longitude: number(2)))
+                candidates.append(Candidate(id: id, uri: details ? SQLiteCall.text(handle, 3) : "", entity: details ? SQLiteCall.text(handle, 4) : "",
+                                            displayName: details ? SQLiteCall.text(handle, 5) : "",
+                                            latitude: SQLiteCall.optionalDouble(handle, 1), longitude: SQLiteCall.optionalDouble(handle, 2)))
             }
         }
         return candidates

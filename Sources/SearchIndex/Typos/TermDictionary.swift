@@ -36,17 +36,10 @@ struct TermDictionary {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(key.count * 2)
         for scalar in key { UTF8.encode(scalar) { bytes.append($0) } }
-        // A nil pointer would bind NULL, not an empty string.
-        let bound = bytes.isEmpty ? sqlite3_bind_text(handle, 1, "", 0, nil) : bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(handle, 1, $0.baseAddress, Int32($0.count), Self.transient) }
-        }
-        guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: "cannot bind a term") }
-        let status = sqlite3_step(handle)
+        let bound = SQLiteCall.bindText(handle, 1, bytes: bytes)
+        guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
         defer { sqlite3_reset(handle) }
-        guard status == SQLITE_ROW else {
-            if status == SQLITE_DONE { return nil }
-            throw DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-        }
+        guard try SQLiteCall.step(handle, db: db) else { return nil }
         guard let text = sqlite3_column_text(handle, 0) else { return [] }
         let term = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0)))
         var scalars: [Unicode.Scalar] = []
@@ -61,8 +54,6 @@ struct TermDictionary {
         }
         return scalars
     }
-
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     /// The characters that follow `prefix` in some term, in order, and whether `prefix` is itself a term:
     /// one seek per child (a skip-scan of the B-tree).

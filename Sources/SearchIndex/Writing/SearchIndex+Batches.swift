@@ -363,25 +363,14 @@ extension SearchIndex {
         }
     }
 
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
     private static func bindText(_ handle: OpaquePointer, _ index: Int32, _ text: String) {
-        // A nil pointer would bind NULL, not an empty string.
-        guard !text.isEmpty else { sqlite3_bind_text(handle, index, "", 0, nil); return }
-        var text = text
-        text.withUTF8 { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { characters in
-                _ = sqlite3_bind_text(handle, index, characters.baseAddress, Int32(characters.count), transient)
-            }
-        }
+        SQLiteCall.bindText(handle, index, text)
     }
 
+    /// Steps a statement that returns no row (or one, ignored) and resets it.
     private static func step(_ statement: Statement, db: Database) throws {
-        let status = sqlite3_step(statement.sqliteStatement)
-        sqlite3_reset(statement.sqliteStatement)
-        guard status == SQLITE_DONE || status == SQLITE_ROW else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-        }
+        defer { sqlite3_reset(statement.sqliteStatement) }
+        _ = try SQLiteCall.step(statement.sqliteStatement, db: db)
     }
 
     /// Removes an item; true when it existed.
