@@ -22,8 +22,8 @@ enum QueryTarget {
             try queue.write { db in
                 let names = ["Zürich", "Zurich", "Zuerich", "Zurigo", "Straße", "Strasse", "東京都", "naïve", "İstanbul", "Istanbul", "ǅemal",
                              "😀smile", "Ÿpsilon", "Berlin", "Berlino", "Bern", "Москва", "Moskva", "Moscow", "DeviceMigrationState_FD0781A4"]
+                try db.execute(sql: "INSERT INTO stores (id, uuid, path, token, updated_at) VALUES (1, 'S', '/s', 0, 0)")
                 for (offset, name) in names.enumerated() {
-                    try db.execute(sql: "INSERT INTO stores (id, uuid, path, token, updated_at) VALUES (1, 'S', '/s', 0, 0) ON CONFLICT DO NOTHING")
                     // Places spread over both hemispheres and the antimeridian, some without a place.
                     let latitude: Double? = offset % 5 == 4 ? nil : Double(offset * 9 % 170) - 85
                     let longitude: Double? = latitude == nil ? nil : Double(offset * 37 % 360) - 180
