@@ -76,6 +76,8 @@ let package = Package(
                 "CoreDataStore",
                 "SearchIndex",
                 "SeededRandom",
+                // The export ceiling tokenizes with the same FTS5 tokenizer, registered on a raw connection.
+                "CSearchTokenizer",
                 // The baseline talks to SQLite's C API directly.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -85,7 +87,7 @@ let package = Package(
             dependencies: ["CoreDataStore", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "SearchIndexTests",
-            dependencies: ["SearchIndex", "index-crash-helper", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["SearchIndex", "CSearchTokenizer", "index-crash-helper", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "IndexerTests",
             dependencies: ["Indexer", "CoreDataStore", "SearchIndex", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -1,6 +1,7 @@
 #include "search_tokenizer.h"
 #include "fts5_api.h"
 #include "term_collector.h"
+#include "token_offers.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ typedef struct Tokenizer {
     UChar *scratch1, *scratch2;
     char *utf8;
     int scratchCapacity;
-    TermCollector *collector;  // the connection's, when FTS5 created this tokenizer; not owned
+    TokenizerShared *shared;   // the connection's terms and offers, when FTS5 created this tokenizer; not owned
 } Tokenizer;
 
 static void tokenizer_free(Tokenizer *t) {
@@ -268,11 +269,24 @@ static int fts5_emit(void *context, const char *token, int token_length, int sta
     return call->xToken(call->context, colocated ? FTS5_TOKEN_COLOCATED : 0, token, token_length, start, end);
 }
 
-static int fts5_create(void *collector, const char **args, int count, Fts5Tokenizer **out) {
+// Emits a prepared stream's tokens exactly as tokenizing its text would have.
+static int replay(const TokenOffer *offer, FTS5Call *call) {
+    for (int at = 0; at + 16 <= offer->streamLength;) {
+        int header[4];
+        memcpy(header, offer->stream + at, sizeof header);
+        if (header[3] < 0 || at + 16 + header[3] > offer->streamLength) return SQLITE_CORRUPT;
+        int rc = fts5_emit(call, (const char *)offer->stream + at + 16, header[3], header[1], header[2], header[0]);
+        if (rc != SQLITE_OK) return rc;
+        at += 16 + header[3];
+    }
+    return SQLITE_OK;
+}
+
+static int fts5_create(void *shared, const char **args, int count, Fts5Tokenizer **out) {
     (void)args; (void)count;
     Tokenizer *t = tokenizer_new();
     if (!t) return SQLITE_ERROR;
-    t->collector = collector;
+    t->shared = shared;
     *out = (Fts5Tokenizer *)t;
     return SQLITE_OK;
 }
@@ -282,7 +296,11 @@ static void fts5_delete(Fts5Tokenizer *tokenizer) { tokenizer_free((Tokenizer *)
 static int fts5_tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, const char *text, int length,
                          int (*xToken)(void *, int, const char *, int, int, int)) {
     int document = (flags & FTS5_TOKENIZE_DOCUMENT) != 0;
-    FTS5Call call = { context, xToken, document ? ((Tokenizer *)tokenizer)->collector : NULL };
+    TokenizerShared *shared = ((Tokenizer *)tokenizer)->shared;
+    FTS5Call call = { context, xToken, document && shared && !shared->pausesTerms ? shared->terms : NULL };
+    // A document prepared ahead on another thread: its stream, replayed (token_offers.c).
+    TokenOffer *offer = document ? token_offers_take(shared, text, length) : NULL;
+    if (offer) return replay(offer, &call);
     // Parts go into the index only (documents, and the deletes that re-tokenize them): queries match
     // words as typed, and highlight and snippets walk whole words.
     int rc = tokenize_with((Tokenizer *)tokenizer, text, length, document, &call, fts5_emit);
@@ -306,11 +324,11 @@ int searchlight_register_tokenizer(sqlite3 *db) {
     int rc = searchlight_fts5_api(db, &api);
     if (rc != SQLITE_OK) return rc;
     fts5_tokenizer methods = { fts5_create, fts5_delete, fts5_tokenize };
-    // The connection's term set lives as long as the registration; SQLite frees it.
-    TermCollector *collector = term_collector_new();
-    if (!collector) return SQLITE_NOMEM;
-    rc = api->xCreateTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, collector, &methods, term_collector_free);
-    if (rc != SQLITE_OK) term_collector_free(collector);  // SQLite calls xDestroy only once registered
+    // The connection's term set and offers live as long as the registration; SQLite frees them.
+    TokenizerShared *shared = tokenizer_shared_new();
+    if (!shared) return SQLITE_NOMEM;
+    rc = api->xCreateTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, shared, &methods, tokenizer_shared_free);
+    if (rc != SQLITE_OK) tokenizer_shared_free(shared);  // SQLite calls xDestroy only once registered
     return rc;
 }
 
@@ -329,24 +347,38 @@ static int direct_emit(void *context, const char *token, int token_length, int s
     return call->callback(call->context, token, token_length, start, end, colocated);
 }
 
-static int count_emit(void *context, const char *token, int token_length, int start, int end, int colocated) {
-    (void)token; (void)token_length; (void)start; (void)end;
-    if (!colocated) (*(int *)context)++;
-    return 0;
-}
-
-int searchlight_token_count(const char *text, int length) {
-    if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
-    if (!thread_tokenizer) return -1;
-    int count = 0;
-    int rc = tokenize_with(thread_tokenizer, text, length, 0, &count, count_emit);
-    return rc < 0 ? -1 : count;
-}
-
 int searchlight_tokenize(const char *text, int length, int withParts, void *context, searchlight_token_callback callback) {
     if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
     if (!thread_tokenizer) return -1;
     DirectCall call = { context, callback };
     int rc = tokenize_with(thread_tokenizer, text, length, withParts, &call, direct_emit);
     return rc < 0 ? -1 : rc;
+}
+
+// Stream records: colocated, start, end and length as four native ints, then the token's bytes.
+typedef struct StreamWriter {
+    unsigned char *buffer;
+    int capacity, length;
+} StreamWriter;
+
+static int stream_emit(void *context, const char *token, int token_length, int start, int end, int colocated) {
+    StreamWriter *writer = context;
+    int needed = 16 + token_length;
+    // Past the capacity only the length grows: the caller learns the size to call again with.
+    if (writer->length <= writer->capacity - needed) {
+        int header[4] = { colocated, start, end, token_length };
+        memcpy(writer->buffer + writer->length, header, sizeof header);
+        memcpy(writer->buffer + writer->length + 16, token, (size_t)token_length);
+    }
+    writer->length += needed;
+    return 0;
+}
+
+int searchlight_prepare_tokens(const char *text, int length, unsigned char *buffer, int capacity) {
+    if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
+    if (!thread_tokenizer) return -1;
+    StreamWriter writer = { buffer, capacity, 0 };
+    // As FTS5 tokenizes documents: words and identifiers' parts.
+    int rc = tokenize_with(thread_tokenizer, text, length, 1, &writer, stream_emit);
+    return rc < 0 ? -1 : writer.length;
 }

@@ -1,6 +1,7 @@
 #include "term_collector.h"
 #include "fts5_api.h"
 #include "search_tokenizer.h"
+#include "token_offers.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -8,7 +9,7 @@
 
 // The terms the tokenizer produced for documents since the last drain, as a set: typo tolerance looks
 // words up in a table of the index's terms, which the writer keeps current from this set instead of
-// tokenizing every document a second time. One set per connection (the tokenizer's user data), used
+// tokenizing every document a second time. One set per connection (in the tokenizer's user data), used
 // only by that connection's thread, one statement at a time.
 
 // Past this many distinct terms the set stops growing and remembers that it overflowed: the writer then
@@ -97,7 +98,7 @@ int searchlight_drain_terms(sqlite3 *db, void *context, searchlight_term_callbac
     void *user = NULL;
     fts5_tokenizer methods;
     if (api->xFindTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, &user, &methods) != SQLITE_OK || !user) return -1;
-    TermCollector *collector = user;
+    TermCollector *collector = ((TokenizerShared *)user)->terms;
     if (collector->overflowed) { term_collector_clear(collector); return 1; }
     // In order: inserting sorted keys touches each B-tree page once.
     int count = 0;

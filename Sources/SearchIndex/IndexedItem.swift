@@ -99,7 +99,11 @@ public struct StoreCheckpoint: Sendable, Hashable {
 /// transaction. A crash at any point leaves the previous checkpoint's state.
 public struct IndexBatch: Sendable {
     /// Items to insert or replace (idempotent).
-    public var upserts: [IndexedItem]
+    public var upserts: [IndexedItem] {
+        didSet { prepared = nil }
+    }
+    /// The upserts prepared ahead, when the batch was made from prepared items (and not changed since).
+    private(set) var prepared: [PreparedItem]?
     /// URIs to remove.
     public var deletes: [String]
     /// The checkpoint the batch brings the store to.
@@ -114,6 +118,12 @@ public struct IndexBatch: Sendable {
         self.deletes = deletes
         self.checkpoint = checkpoint
         self.marksRebuild = marksRebuild
+    }
+
+    /// Creates a batch of items prepared ahead (see ``PreparedItem``): the writer then only writes them.
+    public init(prepared: [PreparedItem], deletes: [String] = [], checkpoint: StoreCheckpoint, marksRebuild: Bool = false) {
+        self.init(upserts: prepared.map(\.item), deletes: deletes, checkpoint: checkpoint, marksRebuild: marksRebuild)
+        self.prepared = prepared
     }
 }
 

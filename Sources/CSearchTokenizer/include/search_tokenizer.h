@@ -26,9 +26,31 @@ typedef int (*searchlight_token_callback)(void *context, const char *token, int 
 /// Stops early when the callback returns non-zero and returns that value; 0 otherwise, or -1 when ICU fails.
 int searchlight_tokenize(const char *text, int length, int withParts, void *context, searchlight_token_callback callback);
 
-/// The number of token positions FTS5 gives the text (words; identifier parts share their word's
-/// position), without building the tokens. -1 when ICU fails.
-int searchlight_token_count(const char *text, int length);
+/// Tokenizes UTF-8 text as FTS5 tokenizes a document (words and identifiers' parts) into a stream for
+/// `searchlight_offer_tokens`, on any thread. Writes at most `capacity` bytes and returns the stream's
+/// full length: when that exceeds `capacity`, call again with a buffer that large. -1 when ICU fails.
+int searchlight_prepare_tokens(const char *text, int length, unsigned char *buffer, int capacity);
+
+/// The connection's token offers, for `searchlight_offer_tokens`; NULL when the tokenizer is not
+/// registered on it. Valid as long as the connection.
+void *searchlight_token_offers(sqlite3 *db);
+
+/// Offers a prepared stream to the connection's tokenizer: while offered, a document whose text is
+/// byte-for-byte `text` takes its tokens from the stream instead of being segmented (once). Both are
+/// copied. At most 8 offers at once; returns an SQLite result code.
+int searchlight_offer_tokens(void *offers, const char *text, int length, const unsigned char *stream, int streamLength);
+
+/// Pauses (non-zero) or resumes collecting the terms of documents for `searchlight_drain_terms`: a bulk
+/// export, which refreshes the term table from the vocabulary at its end, has no use for them.
+void searchlight_pause_terms(void *offers, int paused);
+
+/// Withdraws every offer (used or not).
+void searchlight_withdraw_tokens(void *offers);
+
+/// For a text of values joined by U+001F whose stream this is, the positions each value holds: its
+/// words, identifier parts sharing their word's. `valueStarts` are the byte offsets where the values
+/// begin. Returns 0, or -1 when the stream is damaged.
+int searchlight_stream_value_positions(const unsigned char *stream, int streamLength, const int *valueStarts, int valueCount, int *counts);
 
 /// Terms shorter than this many scalars never take part in typo tolerance (a 5-letter word with one
 /// edit matches 4-letter terms at the shortest), so the term table leaves them out.

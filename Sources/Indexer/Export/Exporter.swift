@@ -170,6 +170,11 @@ public final class Exporter {
         }
     }
 
+    /// The most pages one first-export transaction commits.
+    static let pagesPerTransaction = 8
+    /// How long one first-export transaction goes on taking pages.
+    static let transactionNanoseconds: UInt64 = 1_000_000_000
+
     /// Pages through every indexed object. Resumable: an ``ExportState`` rides in the checkpoint of every
     /// page, with the objects committed so far of those the store held when the export began (what
     /// `status` and `search` report while it runs). Reading and evaluating the next page overlaps
@@ -204,25 +209,43 @@ public final class Exporter {
         let thread = Thread { producer.run(from: rootIndex, after: after, into: pages) }
         thread.start()
         defer { pages.cancel() }
-        while let page = try pages.next() {
-            report.objectsRead += page.objectCount
-            var state = page.state
-            state?.objectsExported = exportedBefore + Int64(report.objectsRead)
-            state?.objectCount = objectCount
-            let result = try index.apply(IndexBatch(upserts: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: state?.text),
-                                                    marksRebuild: sweeping))
-            summary.omittedValues += page.omittedValues
+        // Several pages per transaction: each commit costs a sync and a new full-text segment to merge. A
+        // transaction ends after a few pages or a second, whichever comes first, and at a requested stop.
+        var finished = false, stopping = false
+        while !finished && !stopping {
+            let began = DispatchTime.now().uptimeNanoseconds
+            var pagesInTransaction = 0
+            var written = 0, entity = report.entity
+            let result = try index.apply(batchesFrom: { () throws -> IndexBatch? in
+                guard pagesInTransaction < Self.pagesPerTransaction, !stopping,
+                      pagesInTransaction == 0 || DispatchTime.now().uptimeNanoseconds - began < Self.transactionNanoseconds else { return nil }
+                guard let page = try pages.next() else {
+                    finished = true
+                    return nil
+                }
+                pagesInTransaction += 1
+                report.objectsRead += page.objectCount
+                var state = page.state
+                state?.objectsExported = exportedBefore + Int64(report.objectsRead)
+                state?.objectCount = objectCount
+                summary.omittedValues += page.omittedValues
+                written += page.items.count
+                entity = page.entity
+                // The page that ends the transaction carries the state to resume from.
+                if page.state != nil && shouldStop() { stopping = true }
+                return IndexBatch(prepared: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: state?.text),
+                                  marksRebuild: sweeping)
+            })
             summary.inserted += result.inserted
             summary.updated += result.updated
-            report.itemsWritten += page.items.count
-            report.entity = page.entity
+            report.itemsWritten += written
+            report.entity = entity
             report.elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-            progress?(report)
-            // The page just committed carries the state to resume from.
-            if page.state != nil && shouldStop() {
-                summary.stopped = true
-                return
-            }
+            if pagesInTransaction > 0 { progress?(report) }
+        }
+        if stopping {
+            summary.stopped = true
+            return
         }
         // A rebuild's last page leaves a sweep pending: only the sweep's last transaction ends the export.
         if sweeping {

@@ -5,7 +5,8 @@ import SearchIndex
 /// One page of a first export: its items, how many objects were read for it, and where to resume after
 /// it (nil after the last page, unless a sweep is still to come).
 struct ExportPage: Sendable {
-    var items: [IndexedItem]
+    /// Prepared on the producer's thread: the committing thread, the export's bottleneck, only writes them.
+    var items: [PreparedItem]
     /// Values left out of the items (not finite numbers).
     var omittedValues: Int
     var objectCount: Int
@@ -13,7 +14,7 @@ struct ExportPage: Sendable {
     var state: ExportState?
 }
 
-/// Reads and evaluates export pages on its own thread.
+/// Reads, evaluates and prepares export pages (texts joined and tokenized) on its own thread.
 struct PageProducer: Sendable {
     let store: PersistentStore
     let builder: ItemBuilder
@@ -36,7 +37,7 @@ struct PageProducer: Sendable {
                 }
                 if let last { after = last } else { rootIndex += 1; after = 0 }
                 let state = sweeping || rootIndex < roots.count ? ExportState(t0: t0, rootIndex: rootIndex, after: after, sweep: sweeping) : nil
-                guard pages.put(ExportPage(items: built.items, omittedValues: built.omittedValues, objectCount: count, entity: root, state: state)) else { return }
+                guard pages.put(ExportPage(items: built.items.map(PreparedItem.init), omittedValues: built.omittedValues, objectCount: count, entity: root, state: state)) else { return }
             }
             pages.finish(nil)
         } catch {

@@ -41,14 +41,42 @@ public enum SearchTokenizer {
         }
     }
 
-    /// The number of positions FTS5 gives the text: its words (identifier parts share their word's position).
-    static func positionCount(in text: String) -> Int {
+    /// The tokens FTS5 gives a document, as a stream a writer offers to its connection's tokenizer
+    /// (`searchlight_offer_tokens`); nil when ICU fails (FTS5 then tokenizes, and reports the failure).
+    static func documentStream(of text: String) -> [UInt8]? {
         var text = text
-        return text.withUTF8 { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { characters in
-                Int(max(0, searchlight_token_count(characters.baseAddress, Int32(characters.count))))
+        return text.withUTF8 { utf8 -> [UInt8]? in
+            utf8.withMemoryRebound(to: CChar.self) { characters -> [UInt8]? in
+                // Most texts are ASCII words: a stream is about twice the text (16-byte record per word).
+                var capacity = characters.count * 3 + 64
+                while true {
+                    var stream = [UInt8](repeating: 0, count: capacity)
+                    let length = stream.withUnsafeMutableBufferPointer { buffer in
+                        searchlight_prepare_tokens(characters.baseAddress, Int32(characters.count), buffer.baseAddress, Int32(capacity))
+                    }
+                    guard length >= 0 else { return nil }
+                    if Int(length) <= capacity {
+                        stream.removeLast(capacity - Int(length))
+                        return stream
+                    }
+                    capacity = Int(length)
+                }
             }
         }
+    }
+
+    /// For values joined into one text, the positions FTS5 gives each value (its words; identifier parts
+    /// share their word's), read from the text's stream. `valueStarts`: each value's first byte.
+    static func valuePositions(in stream: [UInt8], valueStarts: [Int32]) -> [Int]? {
+        var counts = [Int32](repeating: 0, count: valueStarts.count)
+        let status = stream.withUnsafeBufferPointer { bytes in
+            valueStarts.withUnsafeBufferPointer { starts in
+                counts.withUnsafeMutableBufferPointer { counts in
+                    searchlight_stream_value_positions(bytes.baseAddress, Int32(bytes.count), starts.baseAddress, Int32(starts.count), counts.baseAddress)
+                }
+            }
+        }
+        return status == 0 ? counts.map(Int.init) : nil
     }
 
     /// Tokenizes text as queries are: words only. With `withParts`, as documents are indexed: each

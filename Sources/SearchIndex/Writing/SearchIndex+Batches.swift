@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import CSearchTokenizer
 import GRDBSQLite
 
 extension SearchIndex {
@@ -9,43 +10,73 @@ extension SearchIndex {
     /// index does not hold is a no-op. On any error nothing is written.
     @discardableResult
     public func apply(_ batch: IndexBatch) throws(SearchIndexError) -> BatchResult {
+        try write { db in try Self.apply(batch, db: db) }
+    }
+
+    /// Applies batches in order in one transaction, pulling each from `next` until it returns nil: a bulk
+    /// export commits several pages at once (each commit costs a sync and a full-text segment) while still
+    /// receiving them one by one. Each batch's checkpoint is written over the previous one, so the
+    /// transaction commits the last; on any error, nothing of any batch is written.
+    @discardableResult
+    public func apply(batchesFrom next: () throws -> IndexBatch?) throws(SearchIndexError) -> BatchResult {
         try write { db in
-            let exporting = try String.fetchOne(db, sql: "SELECT export_state FROM stores WHERE uuid = ?", arguments: [batch.checkpoint.storeUUID]) != nil
-            let storeID = try Self.saveCheckpoint(batch.checkpoint, db: db)
-            var result = BatchResult(inserted: 0, updated: 0, deleted: 0)
-            let deleted = Set(batch.deletes)
-            for uri in batch.deletes where try Self.delete(uri: uri, db: db) { result.deleted += 1 }
-            // Looking statements up by their SQL text for every item cost more than hashing is worth.
-            let statements = try UpsertStatements(db)
-            let mark = batch.marksRebuild ? try db.cachedStatement(sql: "INSERT OR IGNORE INTO rebuild_marks (id, store_id) VALUES (?, ?)") : nil
-            for item in batch.upserts where !deleted.contains(item.uri) {
-                let (outcome, id) = try Self.upsert(item, storeID: storeID, statements: statements, db: db)
-                switch outcome {
-                case .inserted: result.inserted += 1
-                case .updated: result.updated += 1
-                case .unchanged: result.unchanged += 1
-                }
-                if let mark, let id { try mark.execute(arguments: [id, storeID]) }
+            var total = BatchResult()
+            while let batch = try next() {
+                let result = try Self.apply(batch, db: db)
+                total.inserted += result.inserted
+                total.updated += result.updated
+                total.deleted += result.deleted
+                total.unchanged += result.unchanged
             }
-            // The typo dictionary: during a first export or a rebuild it is filled once, from the vocabulary,
-            // with the batch that ends it (a batch's new terms are mostly not new after the first batches,
-            // and looking each up again cost a fifth of a bulk export); otherwise each batch adds its own.
-            if batch.checkpoint.exportState != nil {
-                TermDictionary.discardNewTerms(db)
-            } else if exporting {
-                try TermDictionary.refresh(db)
-            } else {
-                try TermDictionary.saveNewTerms(db)
-            }
-            return result
+            return total
         }
+    }
+
+    private static func apply(_ batch: IndexBatch, db: Database) throws -> BatchResult {
+        let exporting = try String.fetchOne(db, sql: "SELECT export_state FROM stores WHERE uuid = ?", arguments: [batch.checkpoint.storeUUID]) != nil
+        let storeID = try saveCheckpoint(batch.checkpoint, db: db)
+        var result = BatchResult(inserted: 0, updated: 0, deleted: 0)
+        let deleted = Set(batch.deletes)
+        for uri in batch.deletes where try delete(uri: uri, db: db) { result.deleted += 1 }
+        // Looking statements up by their SQL text for every item cost more than hashing is worth.
+        let statements = try UpsertStatements(db)
+        let mark = batch.marksRebuild ? try db.cachedStatement(sql: "INSERT OR IGNORE INTO rebuild_marks (id, store_id) VALUES (?, ?)") : nil
+        // Items prepared ahead by the caller, or here, untokenized: an unchanged item is never tokenized.
+        let prepared = batch.prepared ?? batch.upserts.map { PreparedItem($0, tokenized: false) }
+        // An unfinished export's terms are discarded below: not collecting them at all saves a hash per token.
+        let pausesTerms = batch.checkpoint.exportState != nil
+        if let offers = statements.tokenOffers, pausesTerms { searchlight_pause_terms(offers, 1) }
+        defer { if let offers = statements.tokenOffers, pausesTerms { searchlight_pause_terms(offers, 0) } }
+        for var item in prepared where deleted.isEmpty || !deleted.contains(item.item.uri) {
+            let (outcome, id) = try upsert(&item, storeID: storeID, statements: statements, db: db)
+            switch outcome {
+            case .inserted: result.inserted += 1
+            case .updated: result.updated += 1
+            case .unchanged: result.unchanged += 1
+            }
+            if let mark, let id { try mark.execute(arguments: [id, storeID]) }
+        }
+        // The typo dictionary: during a first export or a rebuild it is filled once, from the vocabulary,
+        // with the batch that ends it (a batch's new terms are mostly not new after the first batches,
+        // and looking each up again cost a fifth of a bulk export); otherwise each batch adds its own.
+        if batch.checkpoint.exportState != nil {
+            TermDictionary.discardNewTerms(db)
+        } else if exporting {
+            try TermDictionary.refresh(db)
+        } else {
+            try TermDictionary.saveNewTerms(db)
+        }
+        return result
     }
 
     /// The prepared statements of the upsert path, looked up once per batch.
     private struct UpsertStatements {
         let insert, update, insertTexts, updateTexts, insertText, insertPlace, insertAttribute: Statement
+        /// The connection tokenizer's offers: FTS5 takes an item's prepared tokens from them.
+        let tokenOffers: UnsafeMutableRawPointer?
 
         init(_ db: Database) throws {
+            tokenOffers = searchlight_token_offers(db.sqliteConnection)
             insert = try db.cachedStatement(sql: """
                 INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, value_lengths, attributes)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
@@ -218,42 +249,55 @@ extension SearchIndex {
         }.joined(separator: fieldSeparator)
     }
 
-    /// Each value's token count, `text|keywords` ("3 1 2|1 1"): what lets `searchlight_rank` score one
-    /// alternate name or tag on its own. An empty list is an empty side.
-    static func valueLengths(text: [String], keywords: [String]) -> String {
-        func counts(_ values: [String]) -> String {
-            values.count == 1 && values[0].isEmpty ? "" : values.map { String(SearchTokenizer.positionCount(in: $0)) }.joined(separator: " ")
-        }
-        return counts(text) + "|" + counts(keywords)
-    }
-
     /// Filter attributes in one canonical text (names sorted, values in order): equal text, equal attributes.
     static func encoded(_ attributes: [String: [FilterValue]]) -> String {
-        attributes.sorted { $0.key < $1.key }.map { name, values in
-            name + "=" + values.map { value in
+        var encoded = ""
+        for (offset, (name, values)) in attributes.sorted(by: { $0.key < $1.key }).enumerated() {
+            if offset > 0 { encoded += "\u{1D}" }
+            encoded += name
+            encoded += "="
+            for (index, value) in values.enumerated() {
+                if index > 0 { encoded += "\u{1E}" }
                 switch value {
-                case .string(let text): "s" + text.replacingOccurrences(of: "\u{1E}", with: " ")
-                case .number(let number): "n\(number)"
-                case .date(let date): "d\(date.timeIntervalSinceReferenceDate)"
+                case .string(let text):
+                    encoded += "s"
+                    // A value separator inside a value reads as a space (Foundation's replacing was a tenth of
+                    // preparing an item, for a character that never occurs).
+                    encoded += text.utf8.contains(0x1E) ? String(decoding: text.utf8.map { $0 == 0x1E ? 0x20 : $0 }, as: UTF8.self) : text
+                case .number(let number): encoded += "n" + number.description
+                case .date(let date): encoded += "d" + date.timeIntervalSinceReferenceDate.description
                 }
-            }.joined(separator: "\u{1E}")
-        }.joined(separator: "\u{1D}")
+            }
+        }
+        return encoded
     }
 
     private enum UpsertOutcome { case inserted, updated, unchanged }
 
     /// Inserts or replaces an item. An item identical to the indexed one is left alone: re-indexing the
     /// places of a country whose `places` relationship changed rewrites nothing in FTS5 or the R-tree.
-    private static func upsert(_ item: IndexedItem, storeID: Int64, statements: UpsertStatements, db: Database) throws -> (UpsertOutcome, Int64?) {
-        let text = joined(item.text), keywords = joined(item.keywords)
+    private static func upsert(_ prepared: inout PreparedItem, storeID: Int64, statements: UpsertStatements, db: Database) throws -> (UpsertOutcome, Int64?) {
+        let item = prepared.item, text = prepared.text, keywords = prepared.keywords
         let location = item.hasLocation
-        // Insert unless the URI exists: for new items (the common case of a first export) that is the only
-        // lookup; an existing item is replaced through the update path, which keeps FTS in sync.
-        let insert = statements.insert
-        let values = RowValues(item: item, storeID: storeID, location: location)
-        try values.bind(to: insert, startingAt: 1, uriFirst: true)
-        try step(insert, db: db)
-        let isNew = db.changesCount > 0
+        // An item prepared ahead is most likely new (a first export): inserting unless the URI exists is
+        // its only lookup. Any other item is looked up first, so that one found unchanged is never tokenized.
+        let oldRow = try db.cachedStatement(sql: """
+            SELECT i.id, i.display_name, t.title, t.text, t.keywords, i.entity, i.latitude, i.longitude, i.date, i.rank, i.attributes
+            FROM items i JOIN item_texts t ON t.id = i.id WHERE i.uri = ?
+            """)
+        var existing: Row?
+        if prepared.tokens == nil {
+            existing = try Row.fetchOne(oldRow, arguments: [item.uri])
+            if existing == nil { prepared.tokenize() }
+        }
+        var isNew = false
+        if existing == nil {
+            let insert = statements.insert
+            try RowValues(prepared: prepared, storeID: storeID, location: location).bind(to: insert, startingAt: 1, uriFirst: true)
+            try step(insert, db: db)
+            isNew = db.changesCount > 0
+            if !isNew { existing = try Row.fetchOne(oldRow, arguments: [item.uri]) }
+        }
         let id: Int64
         let texts: Statement
         if isNew {
@@ -265,23 +309,21 @@ extension SearchIndex {
             bindText(texts.sqliteStatement, 3, text)
             bindText(texts.sqliteStatement, 4, keywords)
         } else {
-            guard let old = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT i.id, i.display_name, t.title, t.text, t.keywords, i.entity, i.latitude, i.longitude, i.date, i.rank, i.attributes
-                FROM items i JOIN item_texts t ON t.id = i.id WHERE i.uri = ?
-                """), arguments: [item.uri]) else { return (.unchanged, nil) }
+            guard let old = existing else { return (.unchanged, nil) }
             let oldLatitude = try old.optionalNumber(6), oldLongitude = try old.optionalNumber(7), oldDate = try old.optionalNumber(8)
             let oldRank = try old.number(9)
             if try old.text(1) == item.displayName && old.text(2) == item.title && old.text(3) == text && old.text(4) == keywords
                 && old.text(5) == item.entity
                 && oldLatitude == (location ? item.latitude : nil) && oldLongitude == (location ? item.longitude : nil)
                 && oldDate == item.date?.timeIntervalSinceReferenceDate && oldRank == item.rank
-                && old.text(10) == Self.encoded(item.attributes) {
+                && old.text(10) == prepared.attributes {
                 return (.unchanged, try old.integer(0))
             }
             id = try old.integer(0)
             try Self.removeText(old, db: db)
+            prepared.tokenize()
             let update = statements.update
-            try values.bind(to: update, startingAt: 1, uriFirst: false)
+            try RowValues(prepared: prepared, storeID: storeID, location: location).bind(to: update, startingAt: 1, uriFirst: false)
             sqlite3_bind_int64(update.sqliteStatement, 10, id)
             try step(update, db: db)
             texts = statements.updateTexts
@@ -316,6 +358,8 @@ extension SearchIndex {
         bindText(handle, 3, item.title)
         bindText(handle, 4, text)
         bindText(handle, 5, keywords)
+        try offerTokens(of: prepared, to: statements.tokenOffers)
+        defer { if let offers = statements.tokenOffers { searchlight_withdraw_tokens(offers) } }
         try step(fts, db: db)
         if location, let latitude = item.latitude, let longitude = item.longitude {
             let geo = statements.insertPlace
@@ -328,10 +372,37 @@ extension SearchIndex {
         return (isNew ? .inserted : .updated, id)
     }
 
+    /// Offers the FTS5 columns' prepared tokens to the connection's tokenizer for the next insert.
+    private static func offerTokens(of prepared: PreparedItem, to offers: UnsafeMutableRawPointer?) throws {
+        guard let offers, let streams = prepared.tokens?.streams else { return }
+        for (text, stream) in zip([prepared.item.displayName, prepared.item.title, prepared.text, prepared.keywords], streams) {
+            guard let stream else { continue }
+            var text = text
+            let status = text.withUTF8 { utf8 in
+                utf8.withMemoryRebound(to: CChar.self) { characters in
+                    stream.withUnsafeBufferPointer { bytes in
+                        searchlight_offer_tokens(offers, characters.baseAddress, Int32(characters.count), bytes.baseAddress, Int32(bytes.count))
+                    }
+                }
+            }
+            guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot offer prepared tokens") }
+        }
+    }
+
     /// The item columns, bound straight onto a prepared statement: GRDB's generic argument arrays
     /// cost more than the insert itself on a bulk export.
     private struct RowValues {
         var item: IndexedItem, storeID: Int64, location: Bool
+        /// Computed by the caller: a new item is tokenized before its row is bound.
+        var valueLengths: String, attributes: String
+
+        init(prepared: PreparedItem, storeID: Int64, location: Bool) {
+            item = prepared.item
+            self.storeID = storeID
+            self.location = location
+            valueLengths = prepared.tokens?.valueLengths ?? ""
+            attributes = prepared.attributes
+        }
 
         func bind(to statement: Statement, startingAt first: Int32, uriFirst: Bool) throws {
             let handle = statement.sqliteStatement
@@ -357,9 +428,8 @@ extension SearchIndex {
             }
             let rank = item.rank.isFinite ? item.rank : 0
             sqlite3_bind_double(handle, next(), rank)
-            // Counted here, for an item that is written: an unchanged one returns before binding.
-            bindText(handle, next(), SearchIndex.valueLengths(text: item.text, keywords: item.keywords))
-            bindText(handle, next(), SearchIndex.encoded(item.attributes))
+            bindText(handle, next(), valueLengths)
+            bindText(handle, next(), attributes)
         }
     }
 

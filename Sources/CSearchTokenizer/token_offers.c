@@ -1,0 +1,110 @@
+#include "token_offers.h"
+#include "fts5_api.h"
+#include "search_tokenizer.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+// A first export's writing thread is the bottleneck, and ICU segmentation is a large part of its work.
+// The producer thread tokenizes each item's texts ahead (searchlight_prepare_tokens); the writer offers
+// the streams to its connection just before the FTS5 insert, and the tokenizer replays a stream instead
+// of segmenting when the text FTS5 hands it is byte-for-byte the text the stream was made from. Any other
+// text (a delete's old values, a 'rebuild', an offer that does not match) is tokenized as always, so the
+// index is the same with or without offers.
+//
+// The offers live in the tokenizer's user data: one set per connection, used only by the thread that
+// runs that connection's statements, one statement at a time.
+
+TokenizerShared *tokenizer_shared_new(void) {
+    TokenizerShared *shared = calloc(1, sizeof(TokenizerShared));
+    if (!shared) return NULL;
+    shared->terms = term_collector_new();
+    if (!shared->terms) { free(shared); return NULL; }
+    return shared;
+}
+
+void tokenizer_shared_free(void *pointer) {
+    TokenizerShared *shared = pointer;
+    if (!shared) return;
+    term_collector_free(shared->terms);
+    for (int i = 0; i < SEARCHLIGHT_MAXIMUM_OFFERS; i++) {
+        free(shared->offers[i].text);
+        free(shared->offers[i].stream);
+    }
+    free(shared);
+}
+
+TokenOffer *token_offers_take(TokenizerShared *shared, const char *text, int length) {
+    if (!shared) return NULL;
+    for (int i = 0; i < shared->offerCount; i++) {
+        TokenOffer *offer = &shared->offers[i];
+        if (!offer->used && offer->length == length && (length == 0 || memcmp(offer->text, text, (size_t)length) == 0)) {
+            offer->used = 1;
+            return offer;
+        }
+    }
+    return NULL;
+}
+
+void *searchlight_token_offers(sqlite3 *db) {
+    fts5_api *api = NULL;
+    if (searchlight_fts5_api(db, &api) != SQLITE_OK) return NULL;
+    void *user = NULL;
+    fts5_tokenizer methods;
+    if (api->xFindTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, &user, &methods) != SQLITE_OK) return NULL;
+    return user;
+}
+
+static int grow(void **buffer, int *capacity, int needed) {
+    if (needed <= *capacity) return 1;
+    int size = needed * 2 + 64;
+    void *grown = realloc(*buffer, (size_t)size);
+    if (!grown) return 0;
+    *buffer = grown;
+    *capacity = size;
+    return 1;
+}
+
+int searchlight_offer_tokens(void *offers, const char *text, int length, const unsigned char *stream, int streamLength) {
+    TokenizerShared *shared = offers;
+    if (!shared || length < 0 || streamLength < 0) return SQLITE_MISUSE;
+    if (shared->offerCount >= SEARCHLIGHT_MAXIMUM_OFFERS) return SQLITE_FULL;
+    TokenOffer *offer = &shared->offers[shared->offerCount];
+    if (!grow((void **)&offer->text, &offer->textCapacity, length) || !grow((void **)&offer->stream, &offer->streamCapacity, streamLength)) {
+        return SQLITE_NOMEM;
+    }
+    if (length) memcpy(offer->text, text, (size_t)length);
+    if (streamLength) memcpy(offer->stream, stream, (size_t)streamLength);
+    offer->length = length;
+    offer->streamLength = streamLength;
+    offer->used = 0;
+    shared->offerCount++;
+    return SQLITE_OK;
+}
+
+void searchlight_pause_terms(void *offers, int paused) {
+    TokenizerShared *shared = offers;
+    if (shared) shared->pausesTerms = paused;
+}
+
+void searchlight_withdraw_tokens(void *offers) {
+    TokenizerShared *shared = offers;
+    if (shared) shared->offerCount = 0;
+}
+
+int searchlight_stream_value_positions(const unsigned char *stream, int streamLength, const int *valueStarts, int valueCount, int *counts) {
+    for (int i = 0; i < valueCount; i++) counts[i] = 0;
+    int value = 0;
+    for (int at = 0; at + 16 <= streamLength;) {
+        int header[4];
+        memcpy(header, stream + at, sizeof header);
+        if (header[3] < 0 || at + 16 + header[3] > streamLength) return -1;
+        at += 16 + header[3];
+        if (header[0]) continue;  // an identifier's part shares its word's position
+        // Tokens come in the order of their starts: the value only ever moves forward.
+        while (value + 1 < valueCount && valueStarts[value + 1] <= header[1]) value++;
+        if (valueCount > 0) counts[value]++;
+    }
+    return 0;
+}

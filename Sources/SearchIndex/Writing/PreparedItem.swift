@@ -1,0 +1,74 @@
+import Foundation
+
+/// An item with the writer's per-item work done ahead, on the thread that prepares it: its texts
+/// joined, its attributes encoded, and its texts tokenized as FTS5 would tokenize them.
+///
+/// A writer spends most of a bulk export inside its write transaction, on one core. Items prepared on
+/// another thread (an exporter's producer) leave the writer only SQLite's own work: FTS5 takes the
+/// prepared tokens instead of segmenting the text again. The index is the same either way.
+public struct PreparedItem: Sendable {
+    /// The item.
+    public let item: IndexedItem
+    /// Text values joined by the field separator, as `item_texts` and FTS5 store them.
+    let text: String
+    let keywords: String
+    /// The filter attributes in their canonical text.
+    let attributes: String
+    /// The tokens, once computed: an item found unchanged is never tokenized.
+    private(set) var tokens: Tokens?
+
+    /// Token streams of the four FTS5 columns and the positions of each text and keyword value.
+    struct Tokens: Sendable {
+        /// Display name, title, text and keywords, in FTS5's column order; nil where ICU failed.
+        var streams: [[UInt8]?]
+        /// `text|keywords` position counts ("3 1 2|1 1"), what lets `searchlight_rank` score each value.
+        var valueLengths: String
+    }
+
+    /// Prepares an item for writing: joins, encodes and tokenizes it.
+    public init(_ item: IndexedItem) {
+        self.init(item, tokenized: true)
+    }
+
+    init(_ item: IndexedItem, tokenized: Bool) {
+        self.item = item
+        text = SearchIndex.joined(item.text)
+        keywords = SearchIndex.joined(item.keywords)
+        attributes = SearchIndex.encoded(item.attributes)
+        if tokenized { tokenize() }
+    }
+
+    /// Tokenizes the texts, unless done already.
+    mutating func tokenize() {
+        guard tokens == nil else { return }
+        let textStream = SearchTokenizer.documentStream(of: text), keywordStream = SearchTokenizer.documentStream(of: keywords)
+        let lengths = SearchIndex.valueLengths(text: (item.text, textStream), keywords: (item.keywords, keywordStream))
+        tokens = Tokens(streams: [SearchTokenizer.documentStream(of: item.displayName), SearchTokenizer.documentStream(of: item.title),
+                                  textStream, keywordStream],
+                        valueLengths: lengths)
+    }
+}
+
+extension SearchIndex {
+    /// Each value's position count, `text|keywords` ("3 1 2|1 1"), counted in the joined text's tokens —
+    /// the positions FTS5 itself gives them. A side with one empty value is empty.
+    static func valueLengths(text: (values: [String], stream: [UInt8]?), keywords: (values: [String], stream: [UInt8]?)) -> String {
+        func counts(_ values: [String], _ stream: [UInt8]?) -> String {
+            if values.count == 1 && values[0].isEmpty { return "" }
+            var starts: [Int32] = [], offset = 0
+            for value in values {
+                starts.append(Int32(truncatingIfNeeded: offset))
+                offset += value.utf8.count + 1
+            }
+            let positions = stream.flatMap { SearchTokenizer.valuePositions(in: $0, valueStarts: starts) } ?? Array(repeating: 0, count: values.count)
+            return positions.map(String.init).joined(separator: " ")
+        }
+        return counts(text.values, text.stream) + "|" + counts(keywords.values, keywords.stream)
+    }
+
+    /// Each value's position count for values as stored (schema migrations).
+    static func valueLengths(text: [String], keywords: [String]) -> String {
+        valueLengths(text: (text, SearchTokenizer.documentStream(of: joined(text))),
+                     keywords: (keywords, SearchTokenizer.documentStream(of: joined(keywords))))
+    }
+}
