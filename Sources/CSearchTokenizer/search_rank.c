@@ -1,6 +1,7 @@
 #include "search_tokenizer.h"
 #include "fts5_api.h"
 
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -156,14 +157,49 @@ static int reserve(void **buffer, int *capacity, int count, size_t element) {
 // the more important one (static rank) wins.
 static const double exactWeights[TEXT_COLUMNS] = { 1.0, 0.9, 0.8, 0.7 };
 
+// The column sizes an item's value_lengths gives: "D T|3 1 2|1 1" holds the display name's and title's
+// positions, then each text and keyword value's. Reading them here spares FTS5's xColumnSize, a statement
+// run against the docsize table for every row scored (over half of a common word's cost). 0 for the first
+// format ("3 1 2|1 1", items written before it) or anything unreadable: FTS5 is asked instead.
+static int read_sizes(const char *lengths, int *sizes) {
+    if (!lengths) return 0;
+    const char *first = strchr(lengths, '|'), *second = first ? strchr(first + 1, '|') : NULL;
+    if (!second || strchr(second + 1, '|')) return 0;
+    char *end = NULL;
+    long name = strtol(lengths, &end, 10);
+    if (end == lengths || *end != ' ' || name < 0 || name > INT_MAX) return 0;
+    const char *cursor = end + 1;
+    long title = strtol(cursor, &end, 10);
+    if (end == cursor || end != first || title < 0 || title > INT_MAX) return 0;
+    sizes[0] = (int)name;
+    sizes[1] = (int)title;
+    const char *sections[2] = { first + 1, second + 1 };
+    for (int section = 0; section < 2; section++) {
+        long total = 0;
+        for (cursor = sections[section]; *cursor && *cursor != '|';) {
+            long value = strtol(cursor, &end, 10);
+            if (end == cursor || value < 0 || value > INT_MAX) return 0;
+            total += value;
+            if (total > INT_MAX) return 0;
+            for (cursor = end; *cursor == ' '; cursor++) {}
+        }
+        sizes[2 + section] = (int)total;
+    }
+    return 1;
+}
+
 // Every token position of a column as a value number: the text and keywords columns hold several values
-// (alternate names, tags), whose token counts the index keeps in value_lengths ("3 1 2|1 1"). A column
-// whose counts are missing or disagree with FTS5's size is one value.
-static int value_starts(const char *lengths, int column, int size, RankData *data) {
+// (alternate names, tags), whose token counts the index keeps in value_lengths ("D T|3 1 2|1 1", or
+// "3 1 2|1 1" first). A column whose counts are missing or disagree with its size is one value.
+static int value_starts(const char *lengths, int sized, int column, int size, RankData *data) {
     int *starts = data->starts;
     if (column < 2 || !lengths) { starts[0] = 0; return 1; }
     const char *cursor = lengths;
-    if (column == 3) { cursor = strchr(lengths, '|'); if (!cursor) { starts[0] = 0; return 1; } cursor++; }
+    for (int skip = (sized ? 1 : 0) + (column == 3 ? 1 : 0); skip > 0; skip--) {
+        cursor = strchr(cursor, '|');
+        if (!cursor) { starts[0] = 0; return 1; }
+        cursor++;
+    }
     int count = 0, position = 0;
     while (*cursor && *cursor != '|') {
         char *end = NULL;
@@ -221,16 +257,19 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
     unsigned long long rowMask = 0;
     for (int group = 0; group < data->groupCount; group++) if (data->groupEdits[group] >= 0) rowMask |= 1ULL << group;
     if (!reserve((void **)&data->starts, &data->startsCapacity, 1, sizeof(int))) { sqlite3_result_error_nomem(result); return; }
+    int sizes[TEXT_COLUMNS] = { 0 };
+    int sized = read_sizes(lengths, sizes);
     for (int column = 0; column < columns && rc == SQLITE_OK; column++) {
-        int size = 0;
-        if ((rc = api->xColumnSize(context, column, &size)) != SQLITE_OK || size <= 0) continue;
+        int size = sized ? sizes[column] : 0;
+        if (!sized && (rc = api->xColumnSize(context, column, &size)) != SQLITE_OK) continue;
+        if (size <= 0) continue;
         int hits = 0;
         for (int i = 0; i < instances; i++) {
             int phrase = 0, instanceColumn = 0, offset = 0;
             if (api->xInst(context, i, &phrase, &instanceColumn, &offset) == SQLITE_OK && instanceColumn == column) hits++;
         }
         if (hits == 0) continue;
-        int count = value_starts(lengths, column, size, data);
+        int count = value_starts(lengths, sized, column, size, data);
         const int *starts = data->starts;
         double weight = column < argumentCount ? sqlite3_value_double(arguments[column]) : 1.0;
         // Per value of this column: the phrase mask, covered positions (a position bitmap over the

@@ -120,7 +120,7 @@ struct IdentifierPartsTests {
         let lengths = try DatabaseQueue(path: path, configuration: configuration).read { db in
             try String.fetchAll(db, sql: "SELECT value_lengths FROM items ORDER BY id")
         }
-        #expect(lengths == ["|", "1 2|1"])
+        #expect(lengths == ["1 0||", "1 0|1 2|1"])
         try upgraded.apply(IndexBatch(deletes: ["x-coredata://STORE-A/Place/p2"], checkpoint: IndexFixtures.checkpoint(2)))
         try Self.checkFullText(path)
     }

@@ -155,4 +155,30 @@ struct PreparedItemTests {
         #expect(result.inserted == 30)
         #expect(try index.checkpoint(storeUUID: "STORE-A")?.token == 3)
     }
+
+    @Test("column sizes read from value lengths score exactly as FTS5's own sizes (items of the first format)")
+    func sizesFromValueLengths() throws {
+        let index = try Self.newIndex("sizes")
+        let items = Self.randomItems(count: 400, seed: 21)
+        try index.apply(IndexBatch(prepared: items.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1)))
+        let queries = ["zurich", "roma", "new york", "tokyo*", "state", "example", "eterna OR città", "\"sao paulo\"", "zurihc", "athens"]
+        func answers() throws -> [[String]] {
+            try queries.map { query in
+                try index.search(SearchRequest(query: query, limit: 50)).hits.map { "\($0.uri) \($0.score)" }
+            }
+        }
+        let sized = try answers()
+        #expect(sized.contains { !$0.isEmpty })
+        // The first format: no display name and title section; the ranking then asks FTS5 for every size.
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try SearchTokenizer.register(on: db) }
+        let queue = try DatabaseQueue(path: index.path, configuration: configuration)
+        try queue.write { db in
+            let rewritten = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items WHERE value_lengths LIKE '%|%|%'")
+            #expect(rewritten == items.count)
+            try db.execute(sql: "UPDATE items SET value_lengths = substr(value_lengths, instr(value_lengths, '|') + 1)")
+        }
+        try queue.close()
+        #expect(try answers() == sized)
+    }
 }

@@ -76,10 +76,14 @@ extension SearchIndex {
             // In pages by id: the rows being read are never the ones being written.
             let update = try db.makeStatement(sql: "UPDATE items SET value_lengths = ? WHERE id = ?")
             var after: Int64 = 0
-            while case let rows = try Row.fetchAll(db, sql: "SELECT id, text, keywords FROM item_texts WHERE id > ? ORDER BY id LIMIT 5000", arguments: [after]),
+            while case let rows = try Row.fetchAll(db, sql: """
+                SELECT t.id, t.text, t.keywords, i.display_name, t.title FROM item_texts t JOIN items i ON i.id = t.id
+                WHERE t.id > ? ORDER BY t.id LIMIT 5000
+                """, arguments: [after]),
                   let last = rows.last {
                 for row in rows {
-                    let lengths = SearchIndex.valueLengths(text: (row[1] as String).components(separatedBy: fieldSeparator),
+                    let lengths = SearchIndex.valueLengths(displayName: row[3], title: row[4],
+                                                           text: (row[1] as String).components(separatedBy: fieldSeparator),
                                                            keywords: (row[2] as String).components(separatedBy: fieldSeparator))
                     try update.execute(arguments: [lengths, row[0] as Int64])
                 }

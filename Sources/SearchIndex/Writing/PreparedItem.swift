@@ -21,7 +21,8 @@ public struct PreparedItem: Sendable {
     struct Tokens: Sendable {
         /// Display name, title, text and keywords, in FTS5's column order; nil where ICU failed.
         var streams: [[UInt8]?]
-        /// `text|keywords` position counts ("3 1 2|1 1"), what lets `searchlight_rank` score each value.
+        /// Position counts, `name title|text values|keyword values` ("1 2|3 1 2|1 1"): what lets
+        /// `searchlight_rank` score each value, and size each column without asking FTS5.
         var valueLengths: String
     }
 
@@ -41,18 +42,18 @@ public struct PreparedItem: Sendable {
     /// Tokenizes the texts, unless done already.
     mutating func tokenize() {
         guard tokens == nil else { return }
-        let textStream = SearchTokenizer.documentStream(of: text), keywordStream = SearchTokenizer.documentStream(of: keywords)
-        let lengths = SearchIndex.valueLengths(text: (item.text, textStream), keywords: (item.keywords, keywordStream))
-        tokens = Tokens(streams: [SearchTokenizer.documentStream(of: item.displayName), SearchTokenizer.documentStream(of: item.title),
-                                  textStream, keywordStream],
-                        valueLengths: lengths)
+        let streams = [item.displayName, item.title, text, keywords].map(SearchTokenizer.documentStream(of:))
+        tokens = Tokens(streams: streams, valueLengths: SearchIndex.valueLengths(displayName: streams[0], title: streams[1],
+                                                                                 text: (item.text, streams[2]), keywords: (item.keywords, streams[3])))
     }
 }
 
 extension SearchIndex {
-    /// Each value's position count, `text|keywords` ("3 1 2|1 1"), counted in the joined text's tokens —
-    /// the positions FTS5 itself gives them. A side with one empty value is empty.
-    static func valueLengths(text: (values: [String], stream: [UInt8]?), keywords: (values: [String], stream: [UInt8]?)) -> String {
+    /// Each column's and value's position count, `name title|text values|keyword values` ("1 2|3 1 2|1 1"),
+    /// counted in the tokens FTS5 itself stores (the joined texts'). A list of one empty value is empty.
+    static func valueLengths(displayName: [UInt8]?, title: [UInt8]?, text: (values: [String], stream: [UInt8]?),
+                             keywords: (values: [String], stream: [UInt8]?)) -> String {
+        func positions(_ stream: [UInt8]?) -> Int { stream.flatMap { SearchTokenizer.valuePositions(in: $0, valueStarts: [0])?.first } ?? 0 }
         func counts(_ values: [String], _ stream: [UInt8]?) -> String {
             if values.count == 1 && values[0].isEmpty { return "" }
             var starts: [Int32] = [], offset = 0
@@ -63,12 +64,13 @@ extension SearchIndex {
             let positions = stream.flatMap { SearchTokenizer.valuePositions(in: $0, valueStarts: starts) } ?? Array(repeating: 0, count: values.count)
             return positions.map(String.init).joined(separator: " ")
         }
-        return counts(text.values, text.stream) + "|" + counts(keywords.values, keywords.stream)
+        return "\(positions(displayName)) \(positions(title))|" + counts(text.values, text.stream) + "|" + counts(keywords.values, keywords.stream)
     }
 
-    /// Each value's position count for values as stored (schema migrations).
-    static func valueLengths(text: [String], keywords: [String]) -> String {
-        valueLengths(text: (text, SearchTokenizer.documentStream(of: joined(text))),
+    /// The value lengths of an item as stored (schema migrations).
+    static func valueLengths(displayName: String, title: String, text: [String], keywords: [String]) -> String {
+        valueLengths(displayName: SearchTokenizer.documentStream(of: displayName), title: SearchTokenizer.documentStream(of: title),
+                     text: (text, SearchTokenizer.documentStream(of: joined(text))),
                      keywords: (keywords, SearchTokenizer.documentStream(of: joined(keywords))))
     }
 }
