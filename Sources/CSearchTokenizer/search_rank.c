@@ -27,6 +27,15 @@ typedef struct RankData {
     int *phraseGroup, *phraseEdits, *groupEdits;
     int groupCount;
     int wholeValues;  // whether whole-value matches can be told (every phrase in a group)
+    // Top-k pruning (a query that keeps only its best k rows, see searchlight_rank): the k best scores so
+    // far as a min-heap, the sum of the phrases' IDFs that bounds a partial match, and the last row's
+    // result, for SQLite evaluating the function twice on one row.
+    double *best;
+    int bestCount, bestCapacity;
+    double idfSum;
+    sqlite3_int64 lastRowid;
+    int hasLast;
+    double lastResult;
 } RankData;
 
 static void rank_data_free(void *pointer) {
@@ -36,10 +45,12 @@ static void rank_data_free(void *pointer) {
     free(data->covered);
     free(data->frequencies);
     free(data->phraseGroup);
+    free(data->best);
     free(data);
 }
 
 static int read_plan(RankData *data, const char *plan);
+static int reserve(void **buffer, int *capacity, int count, size_t element);
 
 static int count_row(const Fts5ExtensionApi *api, Fts5Context *context, void *user) {
     (void)api; (void)context;
@@ -73,14 +84,43 @@ static RankData *rank_data(const Fts5ExtensionApi *api, Fts5Context *context, co
         if ((*rc = api->xQueryPhrase(context, phrase, &hits, count_row)) != SQLITE_OK) { rank_data_free(data); return NULL; }
         double idf = log(((double)rows - (double)hits + 0.5) / ((double)hits + 0.5));
         data->idf[phrase] = idf > 1e-6 ? idf : 1e-6; // as bm25: very common terms still count a little
+        data->idfSum += data->idf[phrase];
     }
     if ((*rc = api->xSetAuxdata(context, data, rank_data_free)) != SQLITE_OK) return NULL;
     return data;
 }
 
 // The columns: display_name, title, text, keywords. Arguments: the four weights, the item's static rank,
-// its value lengths, the query's phrase plan.
-enum { TEXT_COLUMNS = 4, RANK_ARGUMENT = 4, LENGTHS_ARGUMENT = 5, PLAN_ARGUMENT = 6 };
+// its value lengths, the query's phrase plan, and how many best rows the query keeps (0: all).
+enum { TEXT_COLUMNS = 4, RANK_ARGUMENT = 4, LENGTHS_ARGUMENT = 5, PLAN_ARGUMENT = 6, KEEP_ARGUMENT = 7 };
+
+// The most rows a pruning query keeps (its heap's size); beyond, every row is scored.
+enum { MAXIMUM_KEPT = 10000 };
+
+// Adds a score to the k best (a min-heap: best[0] is the k-th best once full).
+static int keep_score(RankData *data, int keep, double score) {
+    if (data->bestCount < keep) {
+        if (!reserve((void **)&data->best, &data->bestCapacity, data->bestCount + 1, sizeof(double))) return 0;
+        int i = data->bestCount++;
+        data->best[i] = score;
+        while (i > 0 && data->best[(i - 1) / 2] > data->best[i]) {
+            double swap = data->best[i]; data->best[i] = data->best[(i - 1) / 2]; data->best[(i - 1) / 2] = swap;
+            i = (i - 1) / 2;
+        }
+        return 1;
+    }
+    if (score <= data->best[0]) return 1;
+    data->best[0] = score;
+    for (int i = 0;;) {
+        int left = 2 * i + 1, right = left + 1, smallest = i;
+        if (left < keep && data->best[left] < data->best[smallest]) smallest = left;
+        if (right < keep && data->best[right] < data->best[smallest]) smallest = right;
+        if (smallest == i) break;
+        double swap = data->best[i]; data->best[i] = data->best[smallest]; data->best[smallest] = swap;
+        i = smallest;
+    }
+    return 1;
+}
 
 // Without a plan every phrase is exact and its own group (the first 64; a row matching a later one is
 // never a whole-value match).
@@ -244,6 +284,29 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
     if (!data) { sqlite3_result_error_code(result, rc); return; }
     double rank = argumentCount > RANK_ARGUMENT ? sqlite3_value_double(arguments[RANK_ARGUMENT]) : 0;
     double importance = log10(1 + (rank > 0 && isfinite(rank) ? rank : 0));
+    // Top-k pruning. A query ordered by this score that keeps its best k rows passes k: a row whose score
+    // cannot reach the k-th best seen so far is not scored, and gets that bound (itself below the k-th
+    // best, so it never enters the page). The bound: a whole-value match scores at most 1000 + 1 + importance
+    // (the heaviest column's weight is 1), a partial one at most the sum of the phrases' IDFs times k1 + 1,
+    // times 1 + 0.05·importance; typos only subtract. A row is pruned only when its bound is below a
+    // score already computed for another row, so the k best rows come out exactly as without pruning.
+    int keep = argumentCount > KEEP_ARGUMENT ? sqlite3_value_int(arguments[KEEP_ARGUMENT]) : 0;
+    if (keep < 0 || keep > MAXIMUM_KEPT) keep = 0;
+    sqlite3_int64 rowid = keep ? api->xRowid(context) : 0;
+    if (keep) {
+        if (data->hasLast && rowid == data->lastRowid) { sqlite3_result_double(result, data->lastResult); return; }
+        if (data->bestCount >= keep) {
+            double whole = 1000.0 + 1.0 + importance, partial = data->idfSum * (k1 + 1.0) * (1.0 + 0.05 * importance);
+            double bound = whole > partial ? whole : partial;
+            double kth = data->best[0];
+            // A margin for rounding: the bound and the score are computed in different orders.
+            if (bound < kth - 1e-9 * fabs(kth)) {
+                data->hasLast = 1; data->lastRowid = rowid; data->lastResult = -bound;
+                sqlite3_result_double(result, -bound);
+                return;
+            }
+        }
+    }
     int columns = data->columnCount < TEXT_COLUMNS ? data->columnCount : TEXT_COLUMNS;
     int instances = 0;
     if ((rc = api->xInstCount(context, &instances)) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
@@ -329,6 +392,10 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
     double score = bestExact >= 0 ? 1000.0 + bestExact * (1.0 + importance) : bestPartial * (1.0 + 0.05 * importance);
     // Every edit costs more than any score: rows matched as typed come first, then one typo, then two.
     score -= SEARCHLIGHT_TYPO_PENALTY * edits;
+    if (keep) {
+        if (!keep_score(data, keep, score)) { sqlite3_result_error_nomem(result); return; }
+        data->hasLast = 1; data->lastRowid = rowid; data->lastResult = -score;
+    }
     sqlite3_result_double(result, -score);
 }
 

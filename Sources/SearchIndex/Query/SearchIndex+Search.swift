@@ -12,6 +12,11 @@ extension SearchIndex {
     /// Its last argument is the query's phrase plan (``ParsedQuery/phrasePlan``), bound before the MATCH
     /// expression: each edit of a typo match costs ``typoPenalty``, more than any score.
     static let rankFunction = "searchlight_rank(items_fts, \(weights), i.rank, i.value_lengths, ?)"
+    /// The same, for a query that keeps only its best k rows (its second argument): rows that cannot reach
+    /// the k-th best score seen so far are not scored (top-k pruning; the k best come out the same).
+    static let topRankFunction = "searchlight_rank(items_fts, \(weights), i.rank, i.value_lengths, ?, ?)"
+    /// The most rows a query keeps with pruning (the ranking function's own limit).
+    static let maximumPrunedPage = 10_000
     /// What one edit subtracts from a score (the ranking function's constant).
     static let typoPenalty = Double(SEARCHLIGHT_TYPO_PENALTY)
     /// The largest score a row reaches without typos, far below one penalty.
@@ -492,12 +497,15 @@ struct Search {
 
     mutating func textMatches(expression: String, pagedInSQL: Bool) throws -> [Candidate] {
         let filter = entityFilter
+        // A page of the best rows only: the ranking prunes what cannot reach it.
+        let keep = request.limit.addingReportingOverflow(request.offset)
+        let prunes = pagedInSQL && !keep.overflow && keep.partialValue <= SearchIndex.maximumPrunedPage
         var sql = """
-            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(SearchIndex.rankFunction) AS score
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(prunes ? SearchIndex.topRankFunction : SearchIndex.rankFunction) AS score
             FROM items_fts JOIN items i ON i.id = items_fts.rowid
             WHERE items_fts MATCH ?\(filter.sql)
             """
-        var arguments: StatementArguments = [phrasePlan, expression] + filter.arguments
+        var arguments: StatementArguments = (prunes ? [phrasePlan, keep.partialValue] : [phrasePlan]) + [expression] + filter.arguments
         if pagedInSQL {
             sql += " ORDER BY score, i.uri LIMIT ? OFFSET ?"
             arguments += [min(request.limit, Int(Int32.max)), request.offset]
