@@ -296,8 +296,12 @@ struct Search {
         let textEstimate = try estimate(parsed)
         let total = max(1, try estimatedItemCount())
         // In floating point: an unpaged request (a count, facets) needs Int.max hits.
+        // Unbounded (nearest first), the region grows until it holds enough matches. Spread evenly, that is
+        // about needed × total ÷ matches places; but words cluster (`north` by distance from a point where no
+        // place says it grew the circle over 150 ms where scoring every match took 7 ms), so the estimate
+        // assumes ten times that: a growing plan is chosen only when it wins by a wide margin.
         let placeCount = bounded ? try countInRegion(cap: textEstimate * 6 + 1, radius: request.radius)
-            : Int(min(Double(total), 4 * Double(needed) * Double(max(1, total / max(1, textEstimate)))))
+            : Int(min(Double(total), 40 * Double(needed) * Double(max(1, total / max(1, textEstimate)))))
         let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
         let hasPrefix = parsed.hasPrefix
         let phrases = Double(max(1, parsed.phraseCount))
