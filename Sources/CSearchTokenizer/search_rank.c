@@ -184,6 +184,7 @@ static int row_edits(const Fts5ExtensionApi *api, Fts5Context *context, RankData
 // Grows a scratch buffer to hold `count` elements; 0 when memory runs out.
 static int reserve(void **buffer, int *capacity, int count, size_t element) {
     if (count <= *capacity) return 1;
+    if (count > (INT_MAX - 16) / 2) return 0;
     int grown = count * 2 + 16;
     void *bigger = realloc(*buffer, (size_t)grown * element);
     if (!bigger) return 0;
@@ -200,17 +201,20 @@ static const double exactWeights[TEXT_COLUMNS] = { 1.0, 0.9, 0.8, 0.7 };
 // The column sizes an item's value_lengths gives: "D T|3 1 2|1 1" holds the display name's and title's
 // positions, then each text and keyword value's. Reading them here spares FTS5's xColumnSize, a statement
 // run against the docsize table for every row scored (over half of a common word's cost). 0 for the first
-// format ("3 1 2|1 1", items written before it) or anything unreadable: FTS5 is asked instead.
+// format ("3 1 2|1 1", items written before it) or anything unreadable or implausible (a hostile index's
+// two-billion-token column): FTS5 is asked instead.
+enum { MAXIMUM_READ_SIZE = 1 << 20 };
+
 static int read_sizes(const char *lengths, int *sizes) {
     if (!lengths) return 0;
     const char *first = strchr(lengths, '|'), *second = first ? strchr(first + 1, '|') : NULL;
     if (!second || strchr(second + 1, '|')) return 0;
     char *end = NULL;
     long name = strtol(lengths, &end, 10);
-    if (end == lengths || *end != ' ' || name < 0 || name > INT_MAX) return 0;
+    if (end == lengths || *end != ' ' || name < 0 || name > MAXIMUM_READ_SIZE) return 0;
     const char *cursor = end + 1;
     long title = strtol(cursor, &end, 10);
-    if (end == cursor || end != first || title < 0 || title > INT_MAX) return 0;
+    if (end == cursor || end != first || title < 0 || title > MAXIMUM_READ_SIZE) return 0;
     sizes[0] = (int)name;
     sizes[1] = (int)title;
     const char *sections[2] = { first + 1, second + 1 };
@@ -218,9 +222,9 @@ static int read_sizes(const char *lengths, int *sizes) {
         long total = 0;
         for (cursor = sections[section]; *cursor && *cursor != '|';) {
             long value = strtol(cursor, &end, 10);
-            if (end == cursor || value < 0 || value > INT_MAX) return 0;
+            if (end == cursor || value < 0 || value > MAXIMUM_READ_SIZE) return 0;
             total += value;
-            if (total > INT_MAX) return 0;
+            if (total > MAXIMUM_READ_SIZE) return 0;
             for (cursor = end; *cursor == ' '; cursor++) {}
         }
         sizes[2 + section] = (int)total;

@@ -274,7 +274,7 @@ static int replay(const TokenOffer *offer, FTS5Call *call) {
     for (int at = 0; at + 16 <= offer->streamLength;) {
         int header[4];
         memcpy(header, offer->stream + at, sizeof header);
-        if (header[3] < 0 || at + 16 + header[3] > offer->streamLength) return SQLITE_CORRUPT;
+        if (header[3] < 0 || header[3] > offer->streamLength - at - 16) return SQLITE_CORRUPT;
         int rc = fts5_emit(call, (const char *)offer->stream + at + 16, header[3], header[1], header[2], header[0]);
         if (rc != SQLITE_OK) return rc;
         at += 16 + header[3];

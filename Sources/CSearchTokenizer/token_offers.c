@@ -2,6 +2,7 @@
 #include "fts5_api.h"
 #include "search_tokenizer.h"
 
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ void *searchlight_token_offers(sqlite3 *db) {
 
 static int grow(void **buffer, int *capacity, int needed) {
     if (needed <= *capacity) return 1;
+    if (needed > (INT_MAX - 64) / 2) return 0;
     int size = needed * 2 + 64;
     void *grown = realloc(*buffer, (size_t)size);
     if (!grown) return 0;
@@ -99,7 +101,7 @@ int searchlight_stream_value_positions(const unsigned char *stream, int streamLe
     for (int at = 0; at + 16 <= streamLength;) {
         int header[4];
         memcpy(header, stream + at, sizeof header);
-        if (header[3] < 0 || at + 16 + header[3] > streamLength) return -1;
+        if (header[3] < 0 || header[3] > streamLength - at - 16) return -1;
         at += 16 + header[3];
         if (header[0]) continue;  // an identifier's part shares its word's position
         // Tokens come in the order of their starts: the value only ever moves forward.

@@ -180,5 +180,13 @@ struct PreparedItemTests {
         }
         try queue.close()
         #expect(try answers() == sized)
+        // A hostile index's sizes (two billion tokens) are not trusted: the same rows are found, nothing is
+        // allocated for them.
+        func found() throws -> [[String]] { try queries.map { try index.search(SearchRequest(query: $0, limit: 1_000)).hits.map(\.uri).sorted() } }
+        let before = try found()
+        let hostile = try DatabaseQueue(path: index.path, configuration: configuration)
+        try hostile.write { db in try db.execute(sql: "UPDATE items SET value_lengths = '2147483647 0|0|0'") }
+        try hostile.close()
+        #expect(try found() == before)
     }
 }

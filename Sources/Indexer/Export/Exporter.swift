@@ -212,6 +212,9 @@ public final class Exporter {
         // Several pages per transaction: each commit costs a sync and a new full-text segment to merge. A
         // transaction ends after a few pages or a second, whichever comes first, and at a requested stop.
         var finished = false, stopping = false
+        // The producer's failure (the store's) ends the transaction with the pages before it committed, and
+        // is thrown as itself after: inside the index's transaction it would read as the index's.
+        var producerError: (any Error)?
         while !finished && !stopping {
             let began = DispatchTime.now().uptimeNanoseconds
             var pagesInTransaction = 0
@@ -219,7 +222,13 @@ public final class Exporter {
             let result = try index.apply(batchesFrom: { () throws -> IndexBatch? in
                 guard pagesInTransaction < Self.pagesPerTransaction, !stopping,
                       pagesInTransaction == 0 || DispatchTime.now().uptimeNanoseconds - began < Self.transactionNanoseconds else { return nil }
-                guard let page = try pages.next() else {
+                let next: ExportPage?
+                do { next = try pages.next() } catch {
+                    producerError = error
+                    finished = true
+                    return nil
+                }
+                guard let page = next else {
                     finished = true
                     return nil
                 }
@@ -243,6 +252,7 @@ public final class Exporter {
             report.elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             if pagesInTransaction > 0 { progress?(report) }
         }
+        if let producerError { throw producerError }
         if stopping {
             summary.stopped = true
             return

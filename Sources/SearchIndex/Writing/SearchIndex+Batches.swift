@@ -358,8 +358,8 @@ extension SearchIndex {
         bindText(handle, 3, item.title)
         bindText(handle, 4, text)
         bindText(handle, 5, keywords)
-        try offerTokens(of: prepared, to: statements.tokenOffers)
         defer { if let offers = statements.tokenOffers { searchlight_withdraw_tokens(offers) } }
+        try offerTokens(of: prepared, to: statements.tokenOffers)
         try step(fts, db: db)
         if location, let latitude = item.latitude, let longitude = item.longitude {
             let geo = statements.insertPlace
