@@ -271,15 +271,13 @@ static int fts5_emit(void *context, const char *token, int token_length, int sta
 
 // Emits a prepared stream's tokens exactly as tokenizing its text would have.
 static int replay(const TokenOffer *offer, FTS5Call *call) {
-    for (int at = 0; at + 16 <= offer->streamLength;) {
-        int header[4];
-        memcpy(header, offer->stream + at, sizeof header);
-        if (header[3] < 0 || header[3] > offer->streamLength - at - 16) return SQLITE_CORRUPT;
-        int rc = fts5_emit(call, (const char *)offer->stream + at + 16, header[3], header[1], header[2], header[0]);
+    int at = 0, status;
+    TokenRecord record;
+    while ((status = token_stream_next(offer->stream, offer->streamLength, &at, &record)) == 1) {
+        int rc = fts5_emit(call, record.token, record.length, record.start, record.end, record.colocated);
         if (rc != SQLITE_OK) return rc;
-        at += 16 + header[3];
     }
-    return SQLITE_OK;
+    return status == 0 ? SQLITE_OK : SQLITE_CORRUPT;
 }
 
 static int fts5_create(void *shared, const char **args, int count, Fts5Tokenizer **out) {
@@ -355,7 +353,7 @@ int searchlight_tokenize(const char *text, int length, int withParts, void *cont
     return rc < 0 ? -1 : rc;
 }
 
-// Stream records: colocated, start, end and length as four native ints, then the token's bytes.
+// Writes a token stream (token_offers.h's TokenRecord format).
 typedef struct StreamWriter {
     unsigned char *buffer;
     int capacity, length;
@@ -363,12 +361,12 @@ typedef struct StreamWriter {
 
 static int stream_emit(void *context, const char *token, int token_length, int start, int end, int colocated) {
     StreamWriter *writer = context;
-    int needed = 16 + token_length;
+    int needed = TOKEN_RECORD_HEADER + token_length;
     // Past the capacity only the length grows: the caller learns the size to call again with.
     if (writer->length <= writer->capacity - needed) {
         int header[4] = { colocated, start, end, token_length };
         memcpy(writer->buffer + writer->length, header, sizeof header);
-        memcpy(writer->buffer + writer->length + 16, token, (size_t)token_length);
+        memcpy(writer->buffer + writer->length + TOKEN_RECORD_HEADER, token, (size_t)token_length);
     }
     writer->length += needed;
     return 0;

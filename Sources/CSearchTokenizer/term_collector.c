@@ -1,5 +1,4 @@
 #include "term_collector.h"
-#include "fts5_api.h"
 #include "search_tokenizer.h"
 #include "token_offers.h"
 
@@ -92,13 +91,9 @@ int term_collector_add(TermCollector *collector, const char *term, int length) {
 static int compare(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int searchlight_drain_terms(sqlite3 *db, void *context, searchlight_term_callback callback) {
-    fts5_api *api = NULL;
-    int rc = searchlight_fts5_api(db, &api);
-    if (rc != SQLITE_OK) return -1;
-    void *user = NULL;
-    fts5_tokenizer methods;
-    if (api->xFindTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, &user, &methods) != SQLITE_OK || !user) return -1;
-    TermCollector *collector = ((TokenizerShared *)user)->terms;
+    TokenizerShared *shared = tokenizer_shared_of(db);
+    if (!shared) return -1;
+    TermCollector *collector = shared->terms;
     if (collector->overflowed) { term_collector_clear(collector); return 1; }
     // In order: inserting sorted keys touches each B-tree page once.
     int count = 0;

@@ -48,13 +48,25 @@ TokenOffer *token_offers_take(TokenizerShared *shared, const char *text, int len
     return NULL;
 }
 
-void *searchlight_token_offers(sqlite3 *db) {
+TokenizerShared *tokenizer_shared_of(sqlite3 *db) {
     fts5_api *api = NULL;
     if (searchlight_fts5_api(db, &api) != SQLITE_OK) return NULL;
     void *user = NULL;
     fts5_tokenizer methods;
     if (api->xFindTokenizer(api, SEARCHLIGHT_TOKENIZER_NAME, &user, &methods) != SQLITE_OK) return NULL;
     return user;
+}
+
+void *searchlight_token_offers(sqlite3 *db) { return tokenizer_shared_of(db); }
+
+int token_stream_next(const unsigned char *stream, int length, int *at, TokenRecord *record) {
+    if (*at > length - TOKEN_RECORD_HEADER) return 0;
+    int header[4];
+    memcpy(header, stream + *at, sizeof header);
+    if (header[3] < 0 || header[3] > length - *at - TOKEN_RECORD_HEADER) return -1;
+    *record = (TokenRecord){ header[0], header[1], header[2], header[3], (const char *)stream + *at + TOKEN_RECORD_HEADER };
+    *at += TOKEN_RECORD_HEADER + header[3];
+    return 1;
 }
 
 static int grow(void **buffer, int *capacity, int needed) {
@@ -97,16 +109,13 @@ void searchlight_withdraw_tokens(void *offers) {
 
 int searchlight_stream_value_positions(const unsigned char *stream, int streamLength, const int *valueStarts, int valueCount, int *counts) {
     for (int i = 0; i < valueCount; i++) counts[i] = 0;
-    int value = 0;
-    for (int at = 0; at + 16 <= streamLength;) {
-        int header[4];
-        memcpy(header, stream + at, sizeof header);
-        if (header[3] < 0 || header[3] > streamLength - at - 16) return -1;
-        at += 16 + header[3];
-        if (header[0]) continue;  // an identifier's part shares its word's position
+    int value = 0, at = 0, status;
+    TokenRecord record;
+    while ((status = token_stream_next(stream, streamLength, &at, &record)) == 1) {
+        if (record.colocated) continue;  // an identifier's part shares its word's position
         // Tokens come in the order of their starts: the value only ever moves forward.
-        while (value + 1 < valueCount && valueStarts[value + 1] <= header[1]) value++;
+        while (value + 1 < valueCount && valueStarts[value + 1] <= record.start) value++;
         if (valueCount > 0) counts[value]++;
     }
-    return 0;
+    return status;
 }

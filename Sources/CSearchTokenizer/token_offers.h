@@ -3,6 +3,8 @@
 
 #include "term_collector.h"
 
+typedef struct sqlite3 sqlite3;
+
 // Token streams a writer prepared on another thread and offers to the connection's FTS5 tokenizer for
 // the row it is about to insert (see token_offers.c).
 typedef struct TokenOffer {
@@ -24,7 +26,21 @@ typedef struct TokenizerShared {
     int offerCount;
 } TokenizerShared;
 
+/// One record of a token stream: a token's flags, byte range and normalized bytes. On the wire: colocated,
+/// start, end and length as four native ints, then the bytes (searchlight_prepare_tokens writes it).
+typedef struct TokenRecord {
+    int colocated, start, end, length;
+    const char *token;
+} TokenRecord;
+
+enum { TOKEN_RECORD_HEADER = 4 * (int)sizeof(int) };
+
+/// Reads the record at `*at` and moves past it: 1, 0 at the stream's end, -1 when it is damaged.
+int token_stream_next(const unsigned char *stream, int length, int *at, TokenRecord *record);
+
 TokenizerShared *tokenizer_shared_new(void);
+/// The shared state registered with a connection's tokenizer; NULL when it is not registered.
+TokenizerShared *tokenizer_shared_of(sqlite3 *db);
 void tokenizer_shared_free(void *shared);
 /// The unused offer made from exactly this text, marked used; NULL when there is none.
 TokenOffer *token_offers_take(TokenizerShared *shared, const char *text, int length);

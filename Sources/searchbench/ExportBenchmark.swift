@@ -38,6 +38,12 @@ struct ExportBenchmark: ParsableCommand {
         let index = folder.appendingPathComponent("searchbench-export-\(corpus).searchindex").path
         let ceiling = folder.appendingPathComponent("searchbench-export-\(corpus).ceiling").path
         let config = URL(fileURLWithPath: corpusFolder).appendingPathComponent("places-config.json").path
+        for tool in ["appsim", "searchctl"] where !FileManager.default.isExecutableFile(atPath: binaries + "/" + tool) {
+            throw BenchmarkError("no \(tool) in \(binaries): build it with swift build -c release --product \(tool), or give --binaries FOLDER")
+        }
+        guard FileManager.default.fileExists(atPath: config) else {
+            throw BenchmarkError("no \(config): run from the repository's root, or give --corpus-folder FOLDER")
+        }
         if !(reuse && FileManager.default.fileExists(atPath: store)) {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store + suffix) }
             let written = try ChildProcess.run(binaries + "/appsim", ["corpus", "--size", corpus, "--out", store])
@@ -62,7 +68,7 @@ struct ExportBenchmark: ParsableCommand {
             Self.remove(ceiling)
         }
         let oursBest = ours.map(\.seconds).min() ?? 0, ceilingBest = ceilings.map(\.seconds).min() ?? 0
-        let oursMedian = Self.median(ours.map(\.seconds)), ceilingMedian = Self.median(ceilings.map(\.seconds))
+        let oursMedian = IndexBenchmark.percentiles(ours.map(\.seconds)).0, ceilingMedian = IndexBenchmark.percentiles(ceilings.map(\.seconds)).0
         func rate(_ seconds: Double) -> String { seconds > 0 ? String(Int((Double(items) / seconds).rounded())) : "–" }
         print("export: the \(corpus) Corpus, \(items) objects, \(runs) runs each, interleaved")
         print("machine: \(machineDescription())")
@@ -73,11 +79,6 @@ struct ExportBenchmark: ParsableCommand {
         print("| median (items/s) | \(rate(oursMedian)) | \(rate(ceilingMedian)) | \(String(format: "%.2f", ceilingMedian / oursMedian))× |")
         print("| peak memory (MiB) | \((ours.map(\.maximumResidentKiB).max() ?? 0) / 1024) | | |")
         print("| rows moved by the ceiling | | \(ceilings.first?.rows ?? 0) | |")
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
     }
 
     static func remove(_ path: String) {

@@ -289,17 +289,15 @@ struct Search {
     /// `searchbench plans` at 939,632 items: a text match joined to its item and scored ≈ 1.8; a doclist
     /// entry scanned ≈ 0.03 (a prefix's, merged from every term it covers, ≈ 0.1); an R-tree row ≈ 0.3;
     /// probing FTS5 for one row id ≈ 20 per phrase — and a prefix rebuilds its whole doclist for every
-    /// probe, so prefixes are never probed. Without a radius or box, nearest-first circles grow until
-    /// enough matches lie inside; matches cluster (a word belongs to a language), so the uniform estimate
-    /// of the places to read is taken four times.
+    /// probe, so prefixes are never probed.
     mutating func cheapestPlan(_ parsed: ParsedQuery, bounded: Bool) throws -> SearchPlan {
         let textEstimate = try estimate(parsed)
         let total = max(1, try estimatedItemCount())
-        // In floating point: an unpaged request (a count, facets) needs Int.max hits.
-        // Unbounded (nearest first), the region grows until it holds enough matches. Spread evenly, that is
-        // about needed × total ÷ matches places; but words cluster (`north` by distance from a point where no
-        // place says it grew the circle over 150 ms where scoring every match took 7 ms), so the estimate
-        // assumes ten times that: a growing plan is chosen only when it wins by a wide margin.
+        // Unbounded (nearest first), circles grow until they hold enough matches: spread evenly, about
+        // needed × total ÷ matches places. Words cluster (a word belongs to a language; `north` by distance
+        // grew the circle for 150 ms where scoring every match took 7), so forty times `needed` is assumed:
+        // a growing plan is chosen only when it wins by a wide margin. In floating point: an unpaged request
+        // (a count, facets) needs Int.max hits.
         let placeCount = bounded ? try countInRegion(cap: textEstimate * 6 + 1, radius: request.radius)
             : Int(min(Double(total), 40 * Double(needed) * Double(max(1, total / max(1, textEstimate)))))
         let overlap = Double(textEstimate) * Double(placeCount) / Double(total)

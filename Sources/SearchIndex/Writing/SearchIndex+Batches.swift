@@ -71,12 +71,16 @@ extension SearchIndex {
 
     /// The prepared statements of the upsert path, looked up once per batch.
     private struct UpsertStatements {
-        let insert, update, insertTexts, updateTexts, insertText, insertPlace, insertAttribute: Statement
+        let existing, insert, update, insertTexts, updateTexts, insertText, insertPlace, insertAttribute: Statement
         /// The connection tokenizer's offers: FTS5 takes an item's prepared tokens from them.
         let tokenOffers: UnsafeMutableRawPointer?
 
         init(_ db: Database) throws {
             tokenOffers = searchlight_token_offers(db.sqliteConnection)
+            existing = try db.cachedStatement(sql: """
+                SELECT i.id, i.display_name, t.title, t.text, t.keywords, i.entity, i.latitude, i.longitude, i.date, i.rank, i.attributes
+                FROM items i JOIN item_texts t ON t.id = i.id WHERE i.uri = ?
+                """)
             insert = try db.cachedStatement(sql: """
                 INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, value_lengths, attributes)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
@@ -281,10 +285,7 @@ extension SearchIndex {
         let location = item.hasLocation
         // An item prepared ahead is most likely new (a first export): inserting unless the URI exists is
         // its only lookup. Any other item is looked up first, so that one found unchanged is never tokenized.
-        let oldRow = try db.cachedStatement(sql: """
-            SELECT i.id, i.display_name, t.title, t.text, t.keywords, i.entity, i.latitude, i.longitude, i.date, i.rank, i.attributes
-            FROM items i JOIN item_texts t ON t.id = i.id WHERE i.uri = ?
-            """)
+        let oldRow = statements.existing
         var existing: Row?
         if prepared.tokens == nil {
             existing = try Row.fetchOne(oldRow, arguments: [item.uri])
@@ -305,9 +306,9 @@ extension SearchIndex {
             texts = statements.insertTexts
             sqlite3_reset(texts.sqliteStatement)
             sqlite3_bind_int64(texts.sqliteStatement, 1, id)
-            bindText(texts.sqliteStatement, 2, item.title)
-            bindText(texts.sqliteStatement, 3, text)
-            bindText(texts.sqliteStatement, 4, keywords)
+            SQLiteCall.bindText(texts.sqliteStatement, 2, item.title)
+            SQLiteCall.bindText(texts.sqliteStatement, 3, text)
+            SQLiteCall.bindText(texts.sqliteStatement, 4, keywords)
         } else {
             guard let old = existing else { return (.unchanged, nil) }
             let oldLatitude = try old.optionalNumber(6), oldLongitude = try old.optionalNumber(7), oldDate = try old.optionalNumber(8)
@@ -328,9 +329,9 @@ extension SearchIndex {
             try step(update, db: db)
             texts = statements.updateTexts
             sqlite3_reset(texts.sqliteStatement)
-            bindText(texts.sqliteStatement, 1, item.title)
-            bindText(texts.sqliteStatement, 2, text)
-            bindText(texts.sqliteStatement, 3, keywords)
+            SQLiteCall.bindText(texts.sqliteStatement, 1, item.title)
+            SQLiteCall.bindText(texts.sqliteStatement, 2, text)
+            SQLiteCall.bindText(texts.sqliteStatement, 3, keywords)
             sqlite3_bind_int64(texts.sqliteStatement, 4, id)
             try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id])
             try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?").execute(arguments: [id])
@@ -342,10 +343,10 @@ extension SearchIndex {
             for value in values where value.numberColumn?.isFinite ?? true {
                 sqlite3_reset(attribute)
                 sqlite3_bind_int64(attribute, 1, id)
-                bindText(attribute, 2, name)
+                SQLiteCall.bindText(attribute, 2, name)
                 sqlite3_bind_int64(attribute, 3, Int64(value.kindCode))
                 if let number = value.numberColumn { sqlite3_bind_double(attribute, 4, number) } else { sqlite3_bind_null(attribute, 4) }
-                if let text = value.textColumn { bindText(attribute, 5, text) } else { sqlite3_bind_null(attribute, 5) }
+                if let text = value.textColumn { SQLiteCall.bindText(attribute, 5, text) } else { sqlite3_bind_null(attribute, 5) }
                 try step(statements.insertAttribute, db: db)
             }
         }
@@ -354,10 +355,10 @@ extension SearchIndex {
         let handle = fts.sqliteStatement
         sqlite3_reset(handle)
         sqlite3_bind_int64(handle, 1, id)
-        bindText(handle, 2, item.displayName)
-        bindText(handle, 3, item.title)
-        bindText(handle, 4, text)
-        bindText(handle, 5, keywords)
+        SQLiteCall.bindText(handle, 2, item.displayName)
+        SQLiteCall.bindText(handle, 3, item.title)
+        SQLiteCall.bindText(handle, 4, text)
+        SQLiteCall.bindText(handle, 5, keywords)
         defer { if let offers = statements.tokenOffers { searchlight_withdraw_tokens(offers) } }
         try offerTokens(of: prepared, to: statements.tokenOffers)
         try step(fts, db: db)
@@ -409,10 +410,10 @@ extension SearchIndex {
             sqlite3_reset(handle)
             var index = first
             func next() -> Int32 { defer { index += 1 }; return index }
-            if uriFirst { bindText(handle, next(), item.uri) }
+            if uriFirst { SQLiteCall.bindText(handle, next(), item.uri) }
             sqlite3_bind_int64(handle, next(), storeID)
-            bindText(handle, next(), item.entity)
-            bindText(handle, next(), item.displayName)
+            SQLiteCall.bindText(handle, next(), item.entity)
+            SQLiteCall.bindText(handle, next(), item.displayName)
             if location, let latitude = item.latitude, let longitude = item.longitude {
                 sqlite3_bind_double(handle, next(), latitude)
                 sqlite3_bind_double(handle, next(), longitude)
@@ -428,13 +429,9 @@ extension SearchIndex {
             }
             let rank = item.rank.isFinite ? item.rank : 0
             sqlite3_bind_double(handle, next(), rank)
-            bindText(handle, next(), valueLengths)
-            bindText(handle, next(), attributes)
+            SQLiteCall.bindText(handle, next(), valueLengths)
+            SQLiteCall.bindText(handle, next(), attributes)
         }
-    }
-
-    private static func bindText(_ handle: OpaquePointer, _ index: Int32, _ text: String) {
-        SQLiteCall.bindText(handle, index, text)
     }
 
     /// Steps a statement that returns no row (or one, ignored) and resets it.
