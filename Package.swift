@@ -110,7 +110,7 @@ if Context.environment["SEARCHLIGHT_FUZZ"] == "1" {
         .target(name: "CFuzzDriver"),
         .executableTarget(
             name: "searchlight-fuzz",
-            dependencies: ["CFuzzDriver", "CoreDataStore", "SearchIndex", "Indexer", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["CFuzzDriver", "CoreDataStore", "SearchIndex", "CSearchTokenizer", "Indexer", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
     package.products.append(.executable(name: "searchlight-fuzz", targets: ["searchlight-fuzz"]))
 }
