@@ -111,6 +111,11 @@ public struct IndexBatch: Sendable {
     /// Whether the batch is part of a rebuild begun with ``SearchIndex/beginRebuild(storeUUID:)``: its
     /// upserts are marked as written again, so ``SearchIndex/sweep(keeping:batchSize:)`` keeps them.
     public var marksRebuild: Bool
+    /// Digests of what related objects show the store's items, by the related object's URI, saved with the
+    /// batch (see ``SearchIndex/shownValues(for:)``); a deleted item's digest goes with it.
+    public var shownValues: [String: String] = [:]
+    /// Related objects whose digests are forgotten (objects deleted from the store that are not items).
+    public var forgottenShownValues: [String] = []
 
     /// Creates a batch.
     public init(upserts: [IndexedItem] = [], deletes: [String] = [], checkpoint: StoreCheckpoint, marksRebuild: Bool = false) {

@@ -9,8 +9,8 @@ struct EditCommand: ParsableCommand {
         commandName: "edit",
         abstract: "Make random inserts, renames, moves, re-parentings and deletes, one save each, at a steady rate.",
         discussion: """
-            Every save is one transaction with history. --log writes one JSON object per save with what it changed, \
-            for tests to check history against.
+            Every save is one transaction with history. --log writes one JSON object per save with what it changed \
+            and when it was committed (seconds since 1970), for tests and benchmarks to check a follower against.
 
             Example:
               appsim edit --store /tmp/places.sqlite --rate 200 --duration 60 --seed 7 --log /tmp/edits.jsonl
@@ -99,11 +99,13 @@ struct EditCommand: ParsableCommand {
                 let began = DispatchTime.now().uptimeNanoseconds
                 let result = try writer.save(save)
                 latencies.append(Double(DispatchTime.now().uptimeNanoseconds - began) / 1e6)
+                // Wall-clock time the save was committed, for a follower in another process to measure against.
+                let committed = Date().timeIntervalSince1970
                 counts[operation, default: 0] += 1
                 if operation == .delete, let target { places.swapAt(target, places.count - 1); places.removeLast() }
                 for id in result.insertedObjectIDs { places.append((id, "New place", 0, 0)) }
                 if let logHandle {
-                    let line = "{\"save\":\(index),\"transaction\":\(result.transactionNumber.map(String.init) ?? "null"),\"operation\":\"\(operation.rawValue)\","
+                    let line = "{\"save\":\(index),\"committed\":\(String(format: "%.6f", committed)),\"transaction\":\(result.transactionNumber.map(String.init) ?? "null"),\"operation\":\"\(operation.rawValue)\","
                         + "\"inserted\":\(Self.json(result.insertedObjectIDs)),\"updated\":\(Self.json(result.updatedObjectIDs)),\"deleted\":\(Self.json(result.deletedObjectIDs))}\n"
                     logHandle.write(Data(line.utf8))
                 }

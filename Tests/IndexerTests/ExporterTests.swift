@@ -105,6 +105,107 @@ struct ExporterTests {
         #expect(try index.search(SearchRequest(near: try Coordinate(latitude: 3, longitude: 1), limit: 1)).hits.first?.displayName == "town3")
     }
 
+    @Test("a country renamed with many pages of places: all re-indexed in one index transaction, never half-visible to a reader")
+    func bulkDependents() throws {
+        let path = directory.appendingPathComponent("atlas.sqlite").path
+        let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
+        var save = SaveRequest()
+        let countries = ["Japan", "Schweiz"].map { save.insert("Country", attributes: ["name": .string($0)]) }
+        for index in 0..<900 {
+            save.insert("Place", attributes: ["name": .string("town\(index)"), "latitude": .double(Double(index % 90)), "longitude": .double(1)],
+                        relationships: ["country": .toOne(countries[index % 3 == 0 ? 1 : 0])])
+        }
+        let ids = try writer.save(save).insertedObjectIDs
+        let config = try ResolvedConfiguration(IndexConfiguration(entities: ["Place": .fields(.init(text: ["country.name"]))]),
+                                               model: try PersistentStore(path: path).model)
+        let index = try SearchIndex(path: path + ".searchindex", mode: .readWrite(permissions: nil))
+        // Pages of 50 objects: the rename's 600 places span twelve of them.
+        var exporter: Exporter? = try Exporter(store: try PersistentStore(path: path), index: index, configuration: config, batchSize: 50)
+        _ = try exporter?.catchUp()
+        // The same batch renames Japan, deletes a place of each country and moves one from Schweiz to Japan.
+        save = SaveRequest()
+        save.update(.saved(ids[0]), attributes: ["name": .string("Nippon")])
+        save.delete(ids[2 + 1])
+        save.delete(ids[2 + 0])
+        save.update(.saved(ids[2 + 3]), relationships: ["country": .toOne(.saved(ids[0]))])
+        let token = try #require(try writer.save(save).transactionNumber)
+        // A reader counts both names while the follower writes: it sees the store before the save or after it.
+        let reader = try SearchIndex(path: path + ".searchindex", mode: .readOnly)
+        let done = ManagedAtomicFlag()
+        let seen = Thread.detachedResult {
+            var counts: Set<[Int]> = []
+            while !done.isSet {
+                // Each count is one read transaction: the old name's, the new name's, either's.
+                for query in ["japan", "nippon", "japan OR nippon"] {
+                    if let count = try? reader.count(SearchRequest(query: query)) { counts.insert([query.count, count]) }
+                }
+            }
+            return counts
+        }
+        let summary = try #require(try exporter?.catchUp())
+        done.set()
+        exporter = nil
+        // The country's own item (Country is indexed by default) moves with its places.
+        #expect(summary.token == token && summary.updated == 601 && summary.deleted == 2, "\(summary)")
+        #expect(try index.count(SearchRequest(query: "nippon")) == 601)
+        #expect(try index.count(SearchRequest(query: "japan")) == 0)
+        #expect(try index.count(SearchRequest(query: "schweiz")) == 299)
+        #expect(try dump(index).count == 900)
+        // Before: Japan and 600 places; after: Nippon and 600 (599 + the moved place). Nothing in between.
+        #expect(seen.value.isSubset(of: [[5, 0], [5, 601], [6, 0], [6, 601], [15, 601]]) && seen.value.contains([15, 601]), "\(seen.value)")
+    }
+
+    @Test("a place joining or leaving a country leaves its other places alone once the country's digest is saved; a rename re-indexes them")
+    func shownValues() throws {
+        let path = directory.appendingPathComponent("atlas.sqlite").path
+        let (writer, countries, places) = try atlas(at: path)
+        let config = IndexConfiguration(entities: ["Place": .fields(.init(text: ["country.name"]))])
+        _ = try export(path, config: config)
+        func save(_ change: (inout SaveRequest) -> Void) throws -> Exporter.Summary {
+            var request = SaveRequest()
+            change(&request)
+            try writer.save(request)
+            return try export(path, config: config).0
+        }
+        // The export saved each country's digest: a place joining it re-indexes that place and the country.
+        var summary = try save { request in
+            for country in countries { request.insert("Place", attributes: ["name": .string("newtown")], relationships: ["country": .toOne(.saved(country))]) }
+        }
+        #expect(summary.inserted == 2 && summary.unchanged <= 2, "\(summary)")
+        // Without a digest (an index from before digests, or an export the app saved during), the first change
+        // of a country builds its places again and saves one; the next change does not.
+        let queue = try DatabaseQueue(path: path + ".searchindex")
+        try queue.write { db in try db.execute(sql: "DELETE FROM shown_values") }
+        try queue.close()
+        summary = try save { $0.insert("Place", attributes: ["name": .string("newishtown")], relationships: ["country": .toOne(.saved(countries[0]))]) }
+        #expect(summary.inserted == 1 && summary.unchanged >= 16, "\(summary)")
+        summary = try save { $0.insert("Place", attributes: ["name": .string("newishtown")], relationships: ["country": .toOne(.saved(countries[1]))]) }
+        #expect(summary.inserted == 1 && summary.unchanged >= 16, "\(summary)")
+        // Now both have digests again: another place joining, or one leaving, re-indexes only that place.
+        summary = try save { $0.insert("Place", attributes: ["name": .string("newertown")], relationships: ["country": .toOne(.saved(countries[0]))]) }
+        #expect(summary.inserted == 1 && summary.unchanged <= 2, "\(summary)")
+        summary = try save { $0.update(.saved(places[0]), relationships: ["country": .toOne(.saved(countries[1]))]) }
+        #expect(summary.updated == 1 && summary.unchanged <= 3, "\(summary)")
+        // A rename changes what the places show: all of them again, and the index says the new name.
+        summary = try save { $0.update(.saved(countries[0]), attributes: ["name": .string("Nippon")]) }
+        var (_, index, _) = try export(path, config: config)
+        #expect(summary.updated == 18, "\(summary)")
+        #expect(try index.count(SearchRequest(query: "nippon", entities: ["Place"])) == 17)
+        #expect(try index.count(SearchRequest(query: "japan", entities: ["Place"])) == 0)
+        // Renamed back: the saved digest is the new name's, so the places follow again.
+        summary = try save { $0.update(.saved(countries[0]), attributes: ["name": .string("Japan")]) }
+        (_, index, _) = try export(path, config: config)
+        #expect(try index.count(SearchRequest(query: "japan", entities: ["Place"])) == 17)
+        // Every place's text is its country's name now, read from the store.
+        let countryNames = try PersistentStore(path: path).read { snapshot in
+            try snapshot.objects(ofEntity: "Place", limit: 1_000, relationships: .toOneOnly).map { place in
+                let country = try (place.toOne["country"] ?? nil).flatMap { try snapshot.object($0, relationships: .toOneOnly) }
+                return (place.objectID.uriRepresentation, [country?.attributes["name"]?.stringValue ?? ""])
+            }
+        }
+        #expect(try Dictionary(uniqueKeysWithValues: index.dump(entities: ["Place"]).map { ($0.uri, $0.text) }) == Dictionary(uniqueKeysWithValues: countryNames))
+    }
+
     @Test("a removal interrupted half-way is finished and re-exported, never taken for an up-to-date index")
     func interruptedRemoval() throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path
@@ -163,5 +264,44 @@ struct ExporterTests {
         let first = try Exporter(store: store, index: index, configuration: configuration)
         #expect(throws: ExportError.self) { try Exporter(store: store, index: index, configuration: configuration) }
         _ = first
+    }
+}
+
+/// A flag one thread sets and another polls.
+final class ManagedAtomicFlag: @unchecked Sendable {
+    // Safe: `value` is read and written only under `lock`.
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+extension Thread {
+    /// Runs `body` on a new thread; `value` waits for its result.
+    static func detachedResult<T: Sendable>(_ body: @escaping @Sendable () -> T) -> ThreadResult<T> {
+        let result = ThreadResult<T>()
+        Thread { result.store(body()) }.start()
+        return result
+    }
+}
+
+/// The result of ``Thread/detachedResult(_:)``.
+final class ThreadResult<T: Sendable>: @unchecked Sendable {
+    // Safe: `result` is written once under `condition` and read under it.
+    private let condition = NSCondition()
+    private var result: T?
+    func store(_ value: T) {
+        condition.withLock {
+            result = value
+            condition.broadcast()
+        }
+    }
+    var value: T {
+        condition.withLock {
+            while true {
+                if let result { return result }
+                condition.wait()
+            }
+        }
     }
 }

@@ -77,6 +77,52 @@ struct PreparedItemTests {
         #expect(contents.contains { $0.hasPrefix("renamed ") })
     }
 
+    @Test("updates that change one part (text, place, attributes) and old texts tokenized ahead, current or stale, build the same index")
+    func partialUpdatesAndReplacements() throws {
+        let plain = try Self.newIndex("plain-partial"), ahead = try Self.newIndex("ahead-partial")
+        let first = Self.randomItems(count: 240, seed: 21)
+        for index in [plain, ahead] { try index.apply(IndexBatch(prepared: first.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1))) }
+        // Each item changes one part: its text, its place, its filter attributes, its rank, or nothing.
+        var generator = SeededGenerator(seed: 22)
+        let second = first.enumerated().map { offset, item -> IndexedItem in
+            var item = item
+            switch offset % 5 {
+            case 0: item.text = [Self.randomText(&generator, words: 5), "moved"]
+            case 1: item.latitude = Double.random(in: -90...90, using: &generator)
+            case 2: item.attributes = ["tag": [.string("other")]]
+            case 3: item.rank += 1
+            default: break
+            }
+            return item
+        }
+        var prepared = second.map(PreparedItem.init)
+        try ahead.prepareReplacements(of: &prepared)
+        #expect(prepared.allSatisfy { $0.replaced != nil })
+        // Another writer's batch lands between the read ahead and the write: a third of the read texts are stale.
+        let meanwhile = Array(second.prefix(80).map { item in var item = item; item.text = ["meanwhile"]; return item })
+        for index in [plain, ahead] { try index.apply(IndexBatch(upserts: meanwhile, checkpoint: IndexFixtures.checkpoint(2))) }
+        let plainResult = try plain.apply(IndexBatch(upserts: second, checkpoint: IndexFixtures.checkpoint(3)))
+        let aheadResult = try ahead.apply(IndexBatch(prepared: prepared, checkpoint: IndexFixtures.checkpoint(3)))
+        #expect(plainResult == aheadResult && plainResult.unchanged == 32 && plainResult.updated == 208, "\(plainResult)")
+        #expect(try Self.contents(plain.path) == Self.contents(ahead.path))
+        // Places and attributes, which the FTS5 contents above do not show, are the same too.
+        for index in [plain, ahead] {
+            #expect(try index.count(SearchRequest(query: "moved")) == 48)
+            #expect(try index.count(SearchRequest(near: try Coordinate(latitude: 0, longitude: 0), radius: 20_000_000)) == 240)
+            // The R-tree holds each moved item at its new place.
+            for item in second.enumerated().filter({ $0.offset % 5 == 1 }).map(\.element) {
+                let near = try Coordinate(latitude: item.latitude ?? 0, longitude: item.longitude ?? 0)
+                #expect(try index.search(SearchRequest(near: near, radius: 1)).hits.map(\.uri) == [item.uri])
+            }
+        }
+        func tagged(_ index: SearchIndex) throws -> [String] {
+            var request = SearchRequest(limit: 300)
+            request.filter = "tag == 'other'"
+            return try index.search(request).hits.map(\.uri).sorted()
+        }
+        #expect(try tagged(plain).count == 48 && tagged(plain) == tagged(ahead))
+    }
+
     @Test("a batch's upserts changed after preparing are written as changed, not as prepared")
     func changedAfterPreparing() throws {
         let index = try Self.newIndex("changed")

@@ -27,7 +27,8 @@ struct IndexCrashTests {
         let writer = try StoreWriter.create(at: store, model: try ManagedObjectModel(contentsOf: Self.corpusModel))
         var seed = SaveRequest()
         let countries = (0..<20).map { seed.insert("Country", attributes: ["code": .string("C\($0)"), "name": .string("Land\($0)")]) }
-        for index in 0..<1_500 {
+        // Enough places that the indexer is still busy when killed: a renamed country re-indexes 300 of them.
+        for index in 0..<6_000 {
             seed.insert("Place", attributes: ["name": .string("town\(index)"), "latitude": .double(Double(index % 170) - 85), "longitude": .double(Double(index % 360) - 180)],
                         relationships: ["country": .toOne(countries[index % countries.count])])
         }

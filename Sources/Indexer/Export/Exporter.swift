@@ -11,6 +11,8 @@ public final class Exporter {
     /// What a catch-up did.
     public struct Summary: Sendable {
         public var inserted = 0, updated = 0, deleted = 0
+        /// Items built again from history that turned out equal to what the index held (not written).
+        public var unchanged = 0
         /// The history token reached.
         public var token: Int64 = 0
         /// Why everything was re-exported, if it was.
@@ -38,8 +40,8 @@ public final class Exporter {
     let configurationJSON: String
     /// Each entity's parent in the store's model, kept with the checkpoint for entity filters.
     let entityParents: [String: String]
-    /// Which indexed objects show which related entities: fixed by the configuration, so computed once.
-    let dependencies: [String: [(indexed: String, inverses: [String])]]
+    /// Which indexed objects show which related objects, and what: fixed by the configuration, so computed once.
+    let digests: ShownValueDigests
     private let lock: WriterLock
 
     /// Opens an exporter; takes the index's writer lock (a second exporter fails naming the first).
@@ -50,7 +52,7 @@ public final class Exporter {
         self.configuration = configuration
         self.builder = ItemBuilder(configuration: configuration, functions: functions)
         self.batchSize = max(1, batchSize)
-        dependencies = builder.dependencies()
+        digests = ShownValueDigests(configuration: configuration, dependencies: builder.dependencies())
         configurationJSON = configuration.stored.json
         entityParents = Dictionary(store.model.entities.compactMap { entity in entity.superentityName.map { (entity.name, $0) } },
                                    uniquingKeysWith: { first, _ in first })
@@ -204,11 +206,13 @@ public final class Exporter {
         let started = DispatchTime.now().uptimeNanoseconds
         var report = ExportProgress(objectsRead: 0, objectCount: remaining, itemsWritten: 0, entity: roots.indices.contains(rootIndex) ? roots[rootIndex] : "", elapsed: 0)
         progress?(report)
-        let pages = PageQueue(capacity: 2)
-        let producer = PageProducer(store: store, builder: builder, roots: roots, batchSize: batchSize, t0: t0, sweeping: sweeping)
-        let thread = Thread { producer.run(from: rootIndex, after: after, into: pages) }
-        thread.start()
-        defer { pages.cancel() }
+        let pages = PageQueue<ExportPage>(capacity: 2)
+        let producer = PageProducer(store: store, builder: builder, digests: digests, roots: roots, batchSize: batchSize, t0: t0, sweeping: sweeping)
+        let thread = ProducerThread(name: "searchlight export pages") { producer.run(from: rootIndex, after: after, into: pages) }
+        defer {
+            pages.cancel()
+            thread.join()
+        }
         // Several pages per transaction: each commit costs a sync and a new full-text segment to merge. A
         // transaction ends after a few pages or a second, whichever comes first, and at a requested stop.
         var finished = false, stopping = false
@@ -242,8 +246,10 @@ public final class Exporter {
                 entity = page.entity
                 // The page that ends the transaction carries the state to resume from.
                 if page.state != nil && shouldStop() { stopping = true }
-                return IndexBatch(prepared: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: state?.text),
-                                  marksRebuild: sweeping)
+                var batch = IndexBatch(prepared: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: state?.text),
+                                       marksRebuild: sweeping)
+                batch.shownValues = page.shownValues
+                return batch
             })
             summary.inserted += result.inserted
             summary.updated += result.updated
@@ -265,63 +271,58 @@ public final class Exporter {
         if report.itemsWritten > 10_000 { try index.optimize() }
     }
 
-    /// Replays history after the checkpoint's token in batches, each committed with its token.
+    /// Replays history after the checkpoint's token in batches, each committed with its token in one index
+    /// transaction. A ``HistoryProducer`` reads, expands and prepares the next batch on its own thread while
+    /// this one commits.
     private func followHistory(summary: inout Summary, shouldStop: () -> Bool) throws {
         // Read once: every batch below commits the token it reached, so the next one starts there.
-        guard var token = try index.checkpoint(storeUUID: store.metadata.storeUUID)?.token else { return }
-        while true {
+        guard let start = try index.checkpoint(storeUUID: store.metadata.storeUUID) else { return }
+        var reached = (token: start.token, timestamp: start.tokenTimestamp)
+        let pages = PageQueue<HistoryPage>(capacity: 2)
+        let producer = HistoryProducer(store: store, index: index, builder: builder, digests: digests, batchSize: batchSize)
+        let thread = ProducerThread(name: "searchlight history pages") { producer.run(after: start.token, into: pages) }
+        defer {
+            pages.cancel()
+            thread.join()
+        }
+        var finished = false
+        // As in an export: a failure of the producer (the store's) is thrown as itself, after the pages
+        // before it committed; pages of an unfinished history batch carry the token before it.
+        var producerError: (any Error)?
+        while !finished {
             if shouldStop() {
                 summary.stopped = true
                 return
             }
-            guard let batch = try store.read({ snapshot throws in try historyBatch(after: token, in: snapshot) }) else { return }
-            let result = try index.apply(IndexBatch(upserts: batch.built.items, deletes: batch.deletes,
-                                                    checkpoint: checkpoint(token: batch.token, tokenTimestamp: batch.timestamp, exportState: nil)))
-            summary.omittedValues += batch.built.omittedValues
+            var batchEnded = false
+            let result = try index.apply(batchesFrom: { () throws -> IndexBatch? in
+                guard !batchEnded else { return nil }
+                let next: HistoryPage?
+                do { next = try pages.next() } catch {
+                    producerError = error
+                    finished = true
+                    return nil
+                }
+                guard let page = next else {
+                    finished = true
+                    return nil
+                }
+                if let end = page.reached {
+                    reached = (end.token, end.timestamp)
+                    batchEnded = true
+                }
+                summary.omittedValues += page.omittedValues
+                var batch = IndexBatch(prepared: page.items, deletes: page.deletes,
+                                       checkpoint: checkpoint(token: reached.token, tokenTimestamp: reached.timestamp, exportState: nil))
+                batch.shownValues = page.shownValues
+                batch.forgottenShownValues = page.forgottenShownValues
+                return batch
+            })
             summary.inserted += result.inserted
             summary.updated += result.updated
             summary.deleted += result.deleted
-            token = batch.token
+            summary.unchanged += result.unchanged
         }
-    }
-
-    /// The next history batch after `token`, coalesced per object, as items to upsert and URIs to delete;
-    /// nil when history holds nothing newer.
-    private func historyBatch(after token: Int64, in snapshot: StoreSnapshot) throws -> (built: ItemBuilder.Built, deletes: [String], token: Int64, timestamp: Date)? {
-        let transactions = try snapshot.transactions(after: token, limit: 100, changeLimit: batchSize)
-        guard let last = transactions.last else { return nil }
-        // Anything followed by a delete is a delete; the rest is an upsert of the current row (so ZCOLUMNS
-        // never decides anything).
-        var deleted: Set<ManagedObjectID> = [], changed: Set<ManagedObjectID> = []
-        for change in transactions.flatMap(\.changes) {
-            if change.type == .delete { deleted.insert(change.objectID) } else { changed.insert(change.objectID) }
-        }
-        changed.subtract(deleted)
-        let affected = changed.union(try dependents(of: changed, in: snapshot))
-        var objects: [ManagedObjectSnapshot] = []
-        for (entity, ids) in Dictionary(grouping: affected, by: \.entityName) where configuration.plans[entity] != nil {
-            objects += try snapshot.objects(ids, relationships: builder.selection(for: entity)).values
-        }
-        let found = Set(objects.map(\.objectID))
-        // Changed in history but gone now (deleted by a later transaction): remove.
-        let gone = changed.filter { !found.contains($0) }
-        let deletes = deleted.union(gone).filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation)
-        return (try builder.items(for: objects, in: snapshot), deletes.sorted(), last.number, last.timestamp)
-    }
-
-    /// Indexed objects whose items show one of `changed` through a relationship (found through the inverses).
-    private func dependents(of changed: Set<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
-        var result: Set<ManagedObjectID> = []
-        for (entity, ids) in Dictionary(grouping: changed, by: \.entityName) {
-            for dependency in configuration.model.ancestors(of: entity).reversed().flatMap({ dependencies[$0] ?? [] }) + (dependencies[entity] ?? []) {
-                var current = Array(ids)
-                for inverse in dependency.inverses where !current.isEmpty {
-                    let objects = try snapshot.objects(current, relationships: .toOneAnd([inverse]))
-                    current = objects.values.flatMap { $0.toOne[inverse].map { [$0] } ?? $0.toMany[inverse] ?? [] }
-                }
-                result.formUnion(current.filter { configuration.model.isKind($0.entityName, of: dependency.indexed) })
-            }
-        }
-        return result
+        if let producerError { throw producerError }
     }
 }

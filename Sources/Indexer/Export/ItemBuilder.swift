@@ -120,21 +120,33 @@ struct ItemBuilder: Sendable {
         return attributes
     }
 
+    /// Indexed objects of `indexed` reach an object of the entity it is keyed under through `inverses`,
+    /// and show what `suffixes` (key paths from that object) lead to.
+    struct Dependency: Sendable {
+        var indexed: String
+        var inverses: [String]
+        /// The rest of each key path from the related object; empty when the path ends on it.
+        var suffixes: Set<[String]>
+    }
+
     /// For every entity a key path passes through, the inverse chains that lead back to the indexed
-    /// entities showing it: a change there re-indexes those objects.
-    func dependencies() -> [String: [(indexed: String, inverses: [String])]] {
+    /// entities showing it, with what they show of it: a change there re-indexes those objects.
+    func dependencies() -> [String: [Dependency]] {
         let model = configuration.model
-        var result: [String: [(indexed: String, inverses: [String])]] = [:]
+        var result: [String: [Dependency]] = [:]
         for entity in configuration.plans.keys.sorted() {
-            for path in Set(configuration.keyPaths(of: entity)) {
+            for path in Set(configuration.keyPaths(of: entity)).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 var current = entity
                 var inverses: [String] = []
-                for name in path {
+                for (step, name) in path.enumerated() {
                     guard let relationship = model.relationship(name, of: current), let inverse = model.inverse(of: relationship) else { break }
                     inverses.insert(inverse.name, at: 0)
                     current = relationship.destinationEntityName
-                    if !result[current, default: []].contains(where: { $0.indexed == entity && $0.inverses == inverses }) {
-                        result[current, default: []].append((entity, inverses))
+                    let suffix = Array(path[(step + 1)...])
+                    if let existing = result[current, default: []].firstIndex(where: { $0.indexed == entity && $0.inverses == inverses }) {
+                        result[current]?[existing].suffixes.insert(suffix)
+                    } else {
+                        result[current, default: []].append(Dependency(indexed: entity, inverses: inverses, suffixes: [suffix]))
                     }
                 }
             }

@@ -12,12 +12,15 @@ struct ExportPage: Sendable {
     var objectCount: Int
     var entity: String
     var state: ExportState?
+    /// Digests of what items show of the page's objects (``ShownValueDigests``), when they are exact.
+    var shownValues: [String: String] = [:]
 }
 
 /// Reads, evaluates and prepares export pages (texts joined and tokenized) on its own thread.
 struct PageProducer: Sendable {
     let store: PersistentStore
     let builder: ItemBuilder
+    let digests: ShownValueDigests
     let roots: [String]
     let batchSize: Int
     let t0: Int64
@@ -25,19 +28,25 @@ struct PageProducer: Sendable {
     /// the last page.
     var sweeping = false
 
-    func run(from firstRoot: Int, after firstKey: Int64, into pages: PageQueue) {
+    func run(from firstRoot: Int, after firstKey: Int64, into pages: PageQueue<ExportPage>) {
         var rootIndex = firstRoot, after = firstKey
         do {
             while rootIndex < roots.count {
                 let root = roots[rootIndex]
                 let selection = builder.selection(forHierarchy: root)
-                let (built, count, last) = try store.read { snapshot throws in
+                let (built, count, last, shown) = try store.read { snapshot throws in
                     let page = try snapshot.objects(ofEntity: root, afterPrimaryKey: after, limit: batchSize, relationships: selection)
-                    return (try builder.items(for: page, in: snapshot), page.count, page.last?.objectID.primaryKey)
+                    // A digest is exact only while nothing was saved since T0: then every page read so far saw
+                    // this state, and every later one sees it or newer. Otherwise the objects get theirs at
+                    // their first change, from history.
+                    let exact = try store.hasHistory && snapshot.historyBounds().newest == t0
+                    let shown = exact ? try digests.digests(of: page.map(\.objectID), in: snapshot) : [:]
+                    return (try builder.items(for: page, in: snapshot), page.count, page.last?.objectID.primaryKey, shown)
                 }
                 if let last { after = last } else { rootIndex += 1; after = 0 }
                 let state = sweeping || rootIndex < roots.count ? ExportState(t0: t0, rootIndex: rootIndex, after: after, sweep: sweeping) : nil
-                guard pages.put(ExportPage(items: built.items.map(PreparedItem.init), omittedValues: built.omittedValues, objectCount: count, entity: root, state: state)) else { return }
+                guard pages.put(ExportPage(items: built.items.map(PreparedItem.init), omittedValues: built.omittedValues, objectCount: count,
+                                           entity: root, state: state, shownValues: shown)) else { return }
             }
             pages.finish(nil)
         } catch {

@@ -1,10 +1,10 @@
 import Foundation
 
 /// A bounded, ordered hand-off of pages between the producer thread and the committing one.
-final class PageQueue: @unchecked Sendable {
+final class PageQueue<Page: Sendable>: @unchecked Sendable {
     // Safe: every field is read and written only while holding `condition`'s lock.
     private let condition = NSCondition()
-    private var pages: [ExportPage] = []
+    private var pages: [Page] = []
     private var finished = false
     private var cancelled = false
     private var failure: (any Error)?
@@ -13,7 +13,7 @@ final class PageQueue: @unchecked Sendable {
     init(capacity: Int) { self.capacity = capacity }
 
     /// Adds a page, waiting while the queue is full; false when the consumer gave up.
-    func put(_ page: ExportPage) -> Bool {
+    func put(_ page: Page) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while pages.count >= capacity && !cancelled { condition.wait() }
@@ -33,7 +33,7 @@ final class PageQueue: @unchecked Sendable {
     }
 
     /// The next page in order, nil at the end; rethrows the producer's error.
-    func next() throws -> ExportPage? {
+    func next() throws -> Page? {
         condition.lock()
         defer { condition.unlock() }
         while pages.isEmpty && !finished { condition.wait() }
@@ -52,5 +52,27 @@ final class PageQueue: @unchecked Sendable {
         cancelled = true
         condition.broadcast()
         condition.unlock()
+    }
+}
+
+/// A producer's thread, which the consumer joins: nothing the producer holds (a store read, a page being
+/// built) outlives the export or catch-up that started it.
+final class ProducerThread: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+
+    init(name: String, _ body: @escaping @Sendable () -> Void) {
+        let done = self.done
+        let thread = Thread {
+            body()
+            done.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Waits until the producer has returned (at once if it has). Cancel its queue first.
+    func join() {
+        done.wait()
+        done.signal()
     }
 }

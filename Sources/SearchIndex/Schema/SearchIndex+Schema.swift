@@ -114,9 +114,18 @@ extension SearchIndex {
             // itself since schema 4, so the column was written for every item and never read.
             try db.execute(sql: "ALTER TABLE items DROP COLUMN boost")
         }
+        migrator.registerMigration("v8") { db in
+            // What related objects show the items that depend on them (a country's name in its places'
+            // text), as a digest per object: a catch-up re-indexes a country's places only when what they
+            // show of it changed, not each time a place joins or leaves it.
+            try db.execute(sql: """
+                CREATE TABLE shown_values (uri TEXT PRIMARY KEY, store_id INTEGER NOT NULL, digest TEXT NOT NULL) WITHOUT ROWID;
+                CREATE INDEX shown_values_by_store ON shown_values (store_id);
+                """)
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 7
+    static let schemaVersion = 8
 }

@@ -16,6 +16,9 @@ public struct PreparedItem: Sendable {
     let attributes: String
     /// The tokens, once computed: an item found unchanged is never tokenized.
     private(set) var tokens: Tokens?
+    /// The four texts the item replaces in the index, as they were read ahead, with their token streams
+    /// (see ``SearchIndex/prepareReplacements(of:)``): FTS5's delete of the old text replays them.
+    var replaced: (texts: [String], streams: [[UInt8]?])?
 
     /// Token streams of the four FTS5 columns and the positions of each text and keyword value.
     struct Tokens: Sendable {

@@ -38,6 +38,12 @@ extension SearchIndex {
         var result = BatchResult(inserted: 0, updated: 0, deleted: 0)
         let deleted = Set(batch.deletes)
         for uri in batch.deletes where try delete(uri: uri, db: db) { result.deleted += 1 }
+        if !batch.deletes.isEmpty || !batch.forgottenShownValues.isEmpty || !batch.shownValues.isEmpty {
+            let forget = try db.cachedStatement(sql: "DELETE FROM shown_values WHERE uri = ?")
+            for uri in batch.deletes + batch.forgottenShownValues { try forget.execute(arguments: [uri]) }
+            let save = try db.cachedStatement(sql: "INSERT OR REPLACE INTO shown_values (uri, store_id, digest) VALUES (?, ?, ?)")
+            for (uri, digest) in batch.shownValues { try save.execute(arguments: [uri, storeID, digest]) }
+        }
         // Looking statements up by their SQL text for every item cost more than hashing is worth.
         let statements = try UpsertStatements(db)
         let mark = batch.marksRebuild ? try db.cachedStatement(sql: "INSERT OR IGNORE INTO rebuild_marks (id, store_id) VALUES (?, ?)") : nil
@@ -117,7 +123,7 @@ extension SearchIndex {
             try db.execute(sql: """
                 INSERT INTO items_fts (items_fts) VALUES ('delete-all');
                 DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo; DELETE FROM rebuild_marks; DELETE FROM item_attributes;
-                DELETE FROM item_terms; DELETE FROM stores WHERE id = \(storeID);
+                DELETE FROM item_terms; DELETE FROM shown_values; DELETE FROM stores WHERE id = \(storeID);
                 """)
             return count
         }
@@ -139,6 +145,7 @@ extension SearchIndex {
                 removed += rows.count
                 guard let last = rows.last else {
                     try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = ?", arguments: [storeID])
+                    try db.execute(sql: "DELETE FROM shown_values WHERE store_id = ?", arguments: [storeID])
                     try db.execute(sql: "DELETE FROM stores WHERE id = ?", arguments: [storeID])
                     if removed > 0 { try TermDictionary.refresh(db) }
                     return true
@@ -152,9 +159,26 @@ extension SearchIndex {
 
     /// Starts a rebuild that keeps the store's items searchable: forgets the marks of an earlier rebuild
     /// that never finished. Batches with ``IndexBatch/marksRebuild`` then mark what they write again.
+    /// The digests of what related objects show are forgotten too: a rebuild re-indexes every item with
+    /// what its related objects show now, which an older digest may not describe.
     public func beginRebuild(storeUUID: String) throws(SearchIndexError) {
         try write { db in
             try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = (SELECT id FROM stores WHERE uuid = ?)", arguments: [storeUUID])
+            try db.execute(sql: "DELETE FROM shown_values WHERE store_id = (SELECT id FROM stores WHERE uuid = ?)", arguments: [storeUUID])
+        }
+    }
+
+    /// The digests saved with earlier batches (``IndexBatch/shownValues``) of the related objects named,
+    /// by URI; objects without one are absent.
+    public func shownValues(for uris: [String]) throws(SearchIndexError) -> [String: String] {
+        guard !uris.isEmpty else { return [:] }
+        return try read { db in
+            var found: [String: String] = [:]
+            let statement = try db.cachedStatement(sql: "SELECT digest FROM shown_values WHERE uri = ?")
+            for uri in uris {
+                if let digest = try String.fetchOne(statement, arguments: [uri]) { found[uri] = digest }
+            }
+            return found
         }
     }
 
@@ -287,7 +311,8 @@ extension SearchIndex {
         // its only lookup. Any other item is looked up first, so that one found unchanged is never tokenized.
         let oldRow = statements.existing
         var existing: Row?
-        if prepared.tokens == nil {
+        // An item whose replaced text was read ahead exists (or existed): looked up first too.
+        if prepared.tokens == nil || prepared.replaced != nil {
             existing = try Row.fetchOne(oldRow, arguments: [item.uri])
             if existing == nil { prepared.tokenize() }
         }
@@ -300,46 +325,60 @@ extension SearchIndex {
             if !isNew { existing = try Row.fetchOne(oldRow, arguments: [item.uri]) }
         }
         let id: Int64
-        let texts: Statement
+        // What an update leaves as it was is not written again: a country renamed rewrites its places'
+        // text, not their places in the R-tree or their filter attributes (a dozen b-tree writes each).
+        var writesText = true, writesPlace = true, writesAttributes = true
         if isNew {
             id = db.lastInsertedRowID
-            texts = statements.insertTexts
+            let texts = statements.insertTexts
             sqlite3_reset(texts.sqliteStatement)
             sqlite3_bind_int64(texts.sqliteStatement, 1, id)
             SQLiteCall.bindText(texts.sqliteStatement, 2, item.title)
             SQLiteCall.bindText(texts.sqliteStatement, 3, text)
             SQLiteCall.bindText(texts.sqliteStatement, 4, keywords)
+            try step(texts, db: db)
         } else {
             guard let old = existing else { return (.unchanged, nil) }
             let oldLatitude = try old.optionalNumber(6), oldLongitude = try old.optionalNumber(7), oldDate = try old.optionalNumber(8)
             let oldRank = try old.number(9)
-            if try old.text(1) == item.displayName && old.text(2) == item.title && old.text(3) == text && old.text(4) == keywords
-                && old.text(5) == item.entity
-                && oldLatitude == (location ? item.latitude : nil) && oldLongitude == (location ? item.longitude : nil)
-                && oldDate == item.date?.timeIntervalSinceReferenceDate && oldRank == item.rank
-                && old.text(10) == prepared.attributes {
+            writesText = try !(old.text(1) == item.displayName && old.text(2) == item.title && old.text(3) == text && old.text(4) == keywords)
+            writesPlace = oldLatitude != (location ? item.latitude : nil) || oldLongitude != (location ? item.longitude : nil)
+            writesAttributes = try old.text(10) != prepared.attributes
+            if try !writesText && !writesPlace && !writesAttributes && old.text(5) == item.entity
+                && oldDate == item.date?.timeIntervalSinceReferenceDate && oldRank == item.rank {
                 return (.unchanged, try old.integer(0))
             }
             id = try old.integer(0)
-            try Self.removeText(old, db: db)
+            if writesText {
+                // The old text's tokens, read and tokenized ahead, replay for FTS5's delete.
+                defer { if let offers = statements.tokenOffers, prepared.replaced != nil { searchlight_withdraw_tokens(offers) } }
+                if let offers = statements.tokenOffers, let replaced = prepared.replaced {
+                    for (text, stream) in zip(replaced.texts, replaced.streams) { try offer(stream, for: text, to: offers) }
+                }
+                try Self.removeText(old, db: db)
+            }
+            // The row's value lengths come from the tokens (a no-op for an item prepared ahead).
             prepared.tokenize()
             let update = statements.update
             try RowValues(prepared: prepared, storeID: storeID, location: location).bind(to: update, startingAt: 1, uriFirst: false)
             sqlite3_bind_int64(update.sqliteStatement, 10, id)
             try step(update, db: db)
-            texts = statements.updateTexts
-            sqlite3_reset(texts.sqliteStatement)
-            SQLiteCall.bindText(texts.sqliteStatement, 1, item.title)
-            SQLiteCall.bindText(texts.sqliteStatement, 2, text)
-            SQLiteCall.bindText(texts.sqliteStatement, 3, keywords)
-            sqlite3_bind_int64(texts.sqliteStatement, 4, id)
-            try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id])
-            try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?").execute(arguments: [id])
+            if writesText {
+                let texts = statements.updateTexts
+                sqlite3_reset(texts.sqliteStatement)
+                SQLiteCall.bindText(texts.sqliteStatement, 1, item.title)
+                SQLiteCall.bindText(texts.sqliteStatement, 2, text)
+                SQLiteCall.bindText(texts.sqliteStatement, 3, keywords)
+                sqlite3_bind_int64(texts.sqliteStatement, 4, id)
+                try step(texts, db: db)
+            }
+            if writesPlace { try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id]) }
+            if writesAttributes { try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?").execute(arguments: [id]) }
         }
         // Bound with the C API, like the item's other rows: an attribute row per value is the bulk of a
         // filtered export's writes.
         let attribute = statements.insertAttribute.sqliteStatement
-        for (name, values) in item.attributes {
+        for (name, values) in item.attributes where writesAttributes {
             for value in values where value.numberColumn?.isFinite ?? true {
                 sqlite3_reset(attribute)
                 sqlite3_bind_int64(attribute, 1, id)
@@ -350,19 +389,20 @@ extension SearchIndex {
                 try step(statements.insertAttribute, db: db)
             }
         }
-        try step(texts, db: db)
-        let fts = statements.insertText
-        let handle = fts.sqliteStatement
-        sqlite3_reset(handle)
-        sqlite3_bind_int64(handle, 1, id)
-        SQLiteCall.bindText(handle, 2, item.displayName)
-        SQLiteCall.bindText(handle, 3, item.title)
-        SQLiteCall.bindText(handle, 4, text)
-        SQLiteCall.bindText(handle, 5, keywords)
-        defer { if let offers = statements.tokenOffers { searchlight_withdraw_tokens(offers) } }
-        try offerTokens(of: prepared, to: statements.tokenOffers)
-        try step(fts, db: db)
-        if location, let latitude = item.latitude, let longitude = item.longitude {
+        if writesText {
+            let fts = statements.insertText
+            let handle = fts.sqliteStatement
+            sqlite3_reset(handle)
+            sqlite3_bind_int64(handle, 1, id)
+            SQLiteCall.bindText(handle, 2, item.displayName)
+            SQLiteCall.bindText(handle, 3, item.title)
+            SQLiteCall.bindText(handle, 4, text)
+            SQLiteCall.bindText(handle, 5, keywords)
+            defer { if let offers = statements.tokenOffers { searchlight_withdraw_tokens(offers) } }
+            try offerTokens(of: prepared, to: statements.tokenOffers)
+            try step(fts, db: db)
+        }
+        if writesPlace, location, let latitude = item.latitude, let longitude = item.longitude {
             let geo = statements.insertPlace
             let handle = geo.sqliteStatement
             sqlite3_reset(handle)
@@ -377,17 +417,22 @@ extension SearchIndex {
     private static func offerTokens(of prepared: PreparedItem, to offers: UnsafeMutableRawPointer?) throws {
         guard let offers, let streams = prepared.tokens?.streams else { return }
         for (text, stream) in zip([prepared.item.displayName, prepared.item.title, prepared.text, prepared.keywords], streams) {
-            guard let stream else { continue }
-            var text = text
-            let status = text.withUTF8 { utf8 in
-                utf8.withMemoryRebound(to: CChar.self) { characters in
-                    stream.withUnsafeBufferPointer { bytes in
-                        searchlight_offer_tokens(offers, characters.baseAddress, Int32(characters.count), bytes.baseAddress, Int32(bytes.count))
-                    }
+            try offer(stream, for: text, to: offers)
+        }
+    }
+
+    /// Offers one text's token stream (nil: nothing to offer, the tokenizer runs).
+    private static func offer(_ stream: [UInt8]?, for text: String, to offers: UnsafeMutableRawPointer) throws {
+        guard let stream else { return }
+        var text = text
+        let status = text.withUTF8 { utf8 in
+            utf8.withMemoryRebound(to: CChar.self) { characters in
+                stream.withUnsafeBufferPointer { bytes in
+                    searchlight_offer_tokens(offers, characters.baseAddress, Int32(characters.count), bytes.baseAddress, Int32(bytes.count))
                 }
             }
-            guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot offer prepared tokens") }
         }
+        guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot offer prepared tokens") }
     }
 
     /// The item columns, bound straight onto a prepared statement: GRDB's generic argument arrays

@@ -1,0 +1,152 @@
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+/// One page of a catch-up: items to write and URIs to remove. The last page of a history batch carries the
+/// token the batch reached; the pages before it are written in the same index transaction.
+struct HistoryPage: Sendable {
+    /// Prepared on the producer's thread, like an export page's.
+    var items: [PreparedItem]
+    var deletes: [String]
+    var omittedValues: Int
+    /// Set on a history batch's last page: its newest transaction and that transaction's timestamp.
+    var reached: (token: Int64, timestamp: Date)?
+    /// The batch's digests of what related objects show (see ``HistoryProducer/ShownValues``), on its last page.
+    var shownValues: [String: String] = [:]
+    var forgottenShownValues: [String] = []
+}
+
+/// Reads history after a token on its own thread and turns each batch of it into pages of prepared items,
+/// while the committing thread writes the pages before them.
+///
+/// A batch is coalesced per object (anything followed by a delete is a delete, the rest is an upsert of the
+/// current row), then expanded to the indexed objects that show a changed one through a relationship (a
+/// renamed country's places); the expanded set is fetched, evaluated and tokenized in pages of `batchSize`
+/// objects, as a first export is, so a rename that touches thirty thousand items runs at export speed
+/// instead of building them all on the committing thread.
+struct HistoryProducer: Sendable {
+    let store: PersistentStore
+    /// Read for the digests saved with earlier batches.
+    let index: SearchIndex
+    let builder: ItemBuilder
+    let digests: ShownValueDigests
+    let batchSize: Int
+
+    var configuration: ResolvedConfiguration { builder.configuration }
+
+    /// What one history batch asks for: objects to rebuild, URIs to remove, the transaction it ends at.
+    struct Batch {
+        /// Changed objects and their dependents, in a fixed order (entity, then primary key).
+        var affected: [ManagedObjectID]
+        /// Objects the batch changed (not only dependents): those gone from the store by now are removed.
+        var changed: Set<ManagedObjectID>
+        var deletes: [String]
+        var token: Int64
+        var timestamp: Date
+        var shownValues: [String: String] = [:]
+        var forgottenShownValues: [String] = []
+    }
+
+    func run(after token: Int64, into pages: PageQueue<HistoryPage>) {
+        var token = token
+        // The digests this producer has handed out: newer than the index's until the writer commits them.
+        var known: [String: String] = [:]
+        do {
+            while let batch = try store.read({ snapshot throws in try self.batch(after: token, known: known, in: snapshot) }) {
+                known.merge(batch.shownValues) { _, new in new }
+                for uri in batch.forgottenShownValues + batch.deletes { known[uri] = nil }
+                let chunks = stride(from: 0, to: batch.affected.count, by: batchSize).map { batch.affected[$0..<min($0 + batchSize, batch.affected.count)] }
+                for number in 0..<max(1, chunks.count) {
+                    var page = chunks.isEmpty ? HistoryPage(items: [], deletes: [], omittedValues: 0)
+                        : try store.read { snapshot throws in try self.page(chunks[number], changed: batch.changed, in: snapshot) }
+                    if number == 0 { page.deletes = batch.deletes + page.deletes }
+                    if number == max(1, chunks.count) - 1 {
+                        page.reached = (batch.token, batch.timestamp)
+                        page.shownValues = batch.shownValues
+                        page.forgottenShownValues = batch.forgottenShownValues
+                    }
+                    guard pages.put(page) else { return }
+                }
+                token = batch.token
+            }
+            pages.finish(nil)
+        } catch {
+            pages.finish(error)
+        }
+    }
+
+    /// The next history batch after `token`, coalesced and expanded; nil when history holds nothing newer.
+    func batch(after token: Int64, known: [String: String], in snapshot: StoreSnapshot) throws -> Batch? {
+        let transactions = try snapshot.transactions(after: token, limit: 100, changeLimit: batchSize)
+        guard let last = transactions.last else { return nil }
+        var deleted: Set<ManagedObjectID> = [], changed: Set<ManagedObjectID> = []
+        for change in transactions.flatMap(\.changes) {
+            if change.type == .delete { deleted.insert(change.objectID) } else { changed.insert(change.objectID) }
+        }
+        changed.subtract(deleted)
+        // Related objects whose dependents show nothing new are not expanded.
+        let shown = try shownValues(of: changed, known: known, in: snapshot)
+        let affected = changed.union(try dependents(of: changed.subtracting(shown.unchanged), in: snapshot))
+            .filter { configuration.plans[$0.entityName] != nil }
+            .sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
+        let deletes = deleted.filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation).sorted()
+        let forgotten = deleted.filter { configuration.plans[$0.entityName] == nil && !digests.entries(for: $0.entityName).isEmpty }.map(\.uriRepresentation).sorted()
+        return Batch(affected: affected, changed: changed, deletes: deletes, token: last.number, timestamp: last.timestamp,
+                     shownValues: shown.digests, forgottenShownValues: forgotten)
+    }
+
+    /// Items for one page of a batch's objects, read as the store is now; objects the batch changed that are
+    /// gone by now (deleted by a later transaction) are removed.
+    func page(_ ids: ArraySlice<ManagedObjectID>, changed: Set<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> HistoryPage {
+        var objects: [ManagedObjectSnapshot] = []
+        for (entity, group) in Dictionary(grouping: ids, by: \.entityName).sorted(by: { $0.key < $1.key }) {
+            let found = try snapshot.objects(group, relationships: builder.selection(for: entity))
+            objects += group.compactMap { found[$0] }
+        }
+        let found = Set(objects.map(\.objectID))
+        let gone = ids.filter { changed.contains($0) && !found.contains($0) }.map(\.uriRepresentation)
+        let built = try builder.items(for: objects, in: snapshot)
+        // History mostly changes items the index holds: their old texts are tokenized here too.
+        var items = built.items.map(PreparedItem.init)
+        try index.prepareReplacements(of: &items)
+        return HistoryPage(items: items, deletes: gone, omittedValues: built.omittedValues)
+    }
+
+    /// Indexed objects whose items show one of `changed` through a relationship (found through the inverses).
+    func dependents(of changed: Set<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
+        var result: Set<ManagedObjectID> = []
+        let model = configuration.model
+        for (entity, ids) in Dictionary(grouping: changed, by: \.entityName) {
+            for dependency in digests.entries(for: entity) {
+                var current = Array(ids)
+                for inverse in dependency.inverses where !current.isEmpty {
+                    let objects = try snapshot.objects(current, relationships: .toOneAnd([inverse]))
+                    current = objects.values.flatMap { $0.toOne[inverse].map { [$0] } ?? $0.toMany[inverse] ?? [] }
+                }
+                result.formUnion(current.filter { model.isKind($0.entityName, of: dependency.indexed) })
+            }
+        }
+        return result
+    }
+
+    /// Changed related objects whose dependents need not be re-indexed (``ShownValueDigests``), and the
+    /// digests to save with the batch.
+    struct ShownValues {
+        var unchanged: Set<ManagedObjectID> = []
+        var digests: [String: String] = [:]
+    }
+
+    /// Compares the digests of `changed` objects with the newest known ones: `known` first (this producer's
+    /// own, perhaps not committed yet), then the index's.
+    func shownValues(of changed: Set<ManagedObjectID>, known: [String: String], in snapshot: StoreSnapshot) throws -> ShownValues {
+        var result = ShownValues()
+        let computed = try digests.digests(of: changed, in: snapshot)
+        guard !computed.isEmpty else { return result }
+        let saved = try index.shownValues(for: computed.keys.filter { known[$0] == nil })
+        let byURI = Dictionary(changed.map { ($0.uriRepresentation, $0) }, uniquingKeysWith: { first, _ in first })
+        for (uri, digest) in computed {
+            if (known[uri] ?? saved[uri]) == digest, let id = byURI[uri] { result.unchanged.insert(id) } else { result.digests[uri] = digest }
+        }
+        return result
+    }
+}

@@ -1,0 +1,203 @@
+import ArgumentParser
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+/// Follow mode under a storm of saves: a country renamed (all its places re-indexed) and `appsim edit`
+/// saving at a steady rate, with `searchctl index --follow` in another process.
+///
+/// "Findable" is exact, not sampled by searching: the index's checkpoint commits with each batch, so a save
+/// whose transaction number is at or below the token the index holds is searchable, all of it.
+struct StormBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "storm",
+        abstract: "Follow mode under load: a big country renamed, then appsim edit at --rate saves/s; save → findable and lag.")
+
+    @Option(help: "The Corpus size appsim writes: small (34,006 places), full (234,908) or 1m (939,632).")
+    var corpus = "small"
+
+    @Option(help: "Saves per second of appsim edit.")
+    var rate = 200.0
+
+    @Option(help: "Seconds of appsim edit.")
+    var duration = 60.0
+
+    @Flag(help: "Reuse the store an earlier run wrote in --workdir (copied before every run: the storm edits it).")
+    var reuse = false
+
+    @Option(help: "The searchctl and appsim binaries' folder (default: this one's).")
+    var binaries = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+
+    @Option(help: "The Corpus folder (places-config.json).")
+    var corpusFolder = "Corpus"
+
+    @Option(help: "Folder for the generated files.")
+    var workdir = FileManager.default.temporaryDirectory.path
+
+    func run() throws {
+        let folder = URL(fileURLWithPath: workdir)
+        let seed = folder.appendingPathComponent("searchbench-storm-\(corpus).seed.sqlite").path
+        let store = folder.appendingPathComponent("searchbench-storm-\(corpus).sqlite").path
+        let index = folder.appendingPathComponent("searchbench-storm-\(corpus).searchindex").path
+        let log = folder.appendingPathComponent("searchbench-storm-\(corpus).jsonl").path
+        let config = URL(fileURLWithPath: corpusFolder).appendingPathComponent("places-config.json").path
+        for tool in ["appsim", "searchctl"] where !FileManager.default.isExecutableFile(atPath: binaries + "/" + tool) {
+            throw BenchmarkError("no \(tool) in \(binaries): build it with swift build -c release --product \(tool), or give --binaries FOLDER")
+        }
+        guard FileManager.default.fileExists(atPath: config) else {
+            throw BenchmarkError("no \(config): run from the repository's root, or give --corpus-folder FOLDER")
+        }
+        if !(reuse && FileManager.default.fileExists(atPath: seed)) {
+            ExportBenchmark.remove(seed)
+            let written = try ChildProcess.run(binaries + "/appsim", ["corpus", "--size", corpus, "--out", seed])
+            guard written.status == 0 else { throw BenchmarkError("appsim corpus failed (exit \(written.status))") }
+        }
+        ExportBenchmark.remove(store)
+        ExportBenchmark.remove(index)
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: seed + suffix) {
+            try FileManager.default.copyItem(atPath: seed + suffix, toPath: store + suffix)
+        }
+        let objects = try ExportBenchmark.objectCount(store: store)
+        let uuid = try PersistentStore(path: store).metadata.storeUUID
+        let (largest, largestPlaces) = try Self.largestCountry(store: store)
+
+        // The follower, as a person would start it; its catch-up lines go to a file.
+        let follower = Process()
+        follower.executableURL = URL(fileURLWithPath: binaries + "/searchctl")
+        follower.arguments = ["index", "--store", store, "--config", config, "--index", index, "--follow"]
+        let followerOutput = folder.appendingPathComponent("searchbench-storm-\(corpus).follower.txt")
+        _ = FileManager.default.createFile(atPath: followerOutput.path, contents: nil)
+        follower.standardOutput = try FileHandle(forWritingTo: followerOutput)
+        let started = Date()
+        try follower.run()
+        defer { if follower.isRunning { follower.terminate(); follower.waitUntilExit() } }
+        let watcher = TokenWatcher(indexPath: index, storeUUID: uuid)
+        let writer = try StoreWriter(path: store)
+        let t0 = try PersistentStore(path: store).read { try $0.historyBounds().newest }
+        guard let exported = watcher.wait(for: t0, exportFinished: true, timeout: 3_600, follower: follower) else {
+            throw BenchmarkError("the follower's first export did not finish (exit \(follower.isRunning ? "–" : String(follower.terminationStatus)))")
+        }
+        let exportSeconds = exported.timeIntervalSince(started)
+
+        // One save renames the country with the most places: every one of them shows its name.
+        var save = SaveRequest()
+        save.update(.saved(largest), attributes: ["name": .string("Stormland")])
+        let renameStarted = Date()
+        guard let renameTransaction = try writer.save(save).transactionNumber,
+              let renamed = watcher.wait(for: renameTransaction, timeout: 600, follower: follower) else {
+            throw BenchmarkError("the follower did not index the renamed country")
+        }
+        let renameSeconds = renamed.timeIntervalSince(renameStarted)
+
+        // The storm: appsim edit in its own process, the index's token watched beside it.
+        let edit = Process()
+        edit.executableURL = URL(fileURLWithPath: binaries + "/appsim")
+        edit.arguments = ["edit", "--store", store, "--rate", String(rate), "--duration", String(duration), "--seed", "7", "--log", log]
+        edit.standardOutput = FileHandle.nullDevice
+        try edit.run()
+        var samples: [(time: Double, token: Int64)] = []
+        while edit.isRunning {
+            samples.append((Date().timeIntervalSince1970, watcher.token()))
+            usleep(5_000)
+        }
+        guard edit.terminationStatus == 0 else { throw BenchmarkError("appsim edit failed (exit \(edit.terminationStatus))") }
+        let saves = try Self.saves(log: log)
+        guard let last = saves.last else { throw BenchmarkError("appsim edit logged no saves") }
+        while samples.last.map({ $0.token < last.transaction }) ?? true, Date().timeIntervalSince1970 - last.committed < 120, follower.isRunning {
+            samples.append((Date().timeIntervalSince1970, watcher.token()))
+            usleep(5_000)
+        }
+        let caughtUp = samples.first { $0.token >= last.transaction }
+        // Each save's latency: from its commit to the first sample whose token covers it.
+        var latencies: [Double] = [], next = 0
+        var maxBacklog = 0
+        for save in saves {
+            while next < samples.count && samples[next].token < save.transaction { next += 1 }
+            latencies.append(next < samples.count ? samples[next].time - save.committed : .infinity)
+        }
+        for sample in samples {
+            maxBacklog = max(maxBacklog, saves.count { $0.committed <= sample.time && $0.transaction > sample.token })
+        }
+        let (p50, p99) = IndexBenchmark.percentiles(latencies)
+        follower.terminate()
+        follower.waitUntilExit()
+        let indexed = try SearchIndex(path: index, mode: .readOnly).dump().count
+        let stored = try ExportBenchmark.objectCount(store: store)
+        let catchUps = (try? String(contentsOf: followerOutput, encoding: .utf8))?.split(separator: "\n").count ?? 0
+
+        print("storm: the \(corpus) Corpus (\(objects) objects), searchctl index --follow in another process")
+        print("machine: \(machineDescription())")
+        print("")
+        print("| measure | value |")
+        print("|---|---:|")
+        print("| first export (spawn → token T0 committed), items/s | \(Int((Double(objects) / exportSeconds).rounded())) |")
+        print("| largest country renamed: its \(largestPlaces) places findable after, s | \(String(format: "%.2f", renameSeconds)) |")
+        print("| … re-indexed items/s (÷ first export's) | \(Int((Double(largestPlaces) / renameSeconds).rounded())) (\(String(format: "%.2f", exportSeconds * Double(largestPlaces) / renameSeconds / Double(objects)))×) |")
+        print("| appsim edit: saves, at rate/s | \(saves.count) at \(Int(rate)) |")
+        print("| save → findable p50 / p99 / max, ms | \(Self.ms(p50)) / \(Self.ms(p99)) / \(Self.ms(latencies.max() ?? 0)) |")
+        print("| largest backlog, saves | \(maxBacklog) |")
+        print("| last save → lag 0, ms | \(caughtUp.map { Self.ms($0.time - last.committed) } ?? "not within 120 s") |")
+        print("| follower catch-ups (lines) | \(catchUps) |")
+        print("| items in the index / objects in the store | \(indexed) / \(stored) |")
+    }
+
+    /// The country with the most places, and how many.
+    static func largestCountry(store: String) throws -> (ManagedObjectID, Int) {
+        let counts = try PersistentStore(path: store).read { snapshot in
+            try snapshot.objects(ofEntity: "Place", limit: Int.max, relationships: .toOneOnly).reduce(into: [ManagedObjectID: Int]()) { counts, place in
+                if let country = place.toOne["country"] ?? nil { counts[country, default: 0] += 1 }
+            }
+        }
+        guard let largest = counts.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key.primaryKey > $1.key.primaryKey) }) else {
+            throw BenchmarkError("\(store) has no places with a country")
+        }
+        return (largest.key, largest.value)
+    }
+
+    /// The saves appsim edit logged: each one's transaction and commit time.
+    static func saves(log: String) throws -> [(transaction: Int64, committed: Double)] {
+        try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").compactMap { line in
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let transaction = (object["transaction"] as? NSNumber)?.int64Value,
+                  let committed = (object["committed"] as? NSNumber)?.doubleValue else { return nil }
+            return (transaction, committed)
+        }
+    }
+
+    static func ms(_ seconds: Double) -> String { seconds.isFinite ? String(format: "%.1f", seconds * 1000) : "∞" }
+}
+
+/// Reads the token an index holds for one store, from another process's point of view.
+final class TokenWatcher {
+    let indexPath: String
+    let storeUUID: String
+    /// Opened once the file exists; every read is a new read transaction, so it sees each commit.
+    private var index: SearchIndex?
+
+    init(indexPath: String, storeUUID: String) {
+        self.indexPath = indexPath
+        self.storeUUID = storeUUID
+    }
+
+    /// The token the index has committed for the store (0 before it has one); with `exportFinished`, 0
+    /// while a first export is still running.
+    func token(exportFinished: Bool = false) -> Int64 {
+        if index == nil { index = try? SearchIndex(path: indexPath, mode: .readOnly) }
+        // Opened before the follower created the index, the handle reads an empty file: open it again.
+        guard let checkpoint = try? index?.checkpoint(storeUUID: storeUUID) else {
+            index = nil
+            return 0
+        }
+        return exportFinished && checkpoint.exportState != nil ? 0 : max(checkpoint.token, exportFinished ? 1 : 0)
+    }
+
+    /// Polls until the token reaches `token`; the time it did, or nil after `timeout` or when the follower exits.
+    func wait(for token: Int64, exportFinished: Bool = false, timeout: Double, follower: Process) -> Date? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline && follower.isRunning {
+            if self.token(exportFinished: exportFinished) >= max(token, 1) { return Date() }
+            usleep(5_000)
+        }
+        return nil
+    }
+}
