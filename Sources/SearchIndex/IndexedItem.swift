@@ -116,6 +116,9 @@ public struct IndexBatch: Sendable {
     public var shownValues: [String: String] = [:]
     /// Related objects whose digests are forgotten (objects deleted from the store that are not items).
     public var forgottenShownValues: [String] = []
+    /// Whether every digest of the store saved before this batch is forgotten (an export that cannot vouch
+    /// for the ones it saved).
+    public var forgetsStoreShownValues = false
 
     /// Creates a batch.
     public init(upserts: [IndexedItem] = [], deletes: [String] = [], checkpoint: StoreCheckpoint, marksRebuild: Bool = false) {

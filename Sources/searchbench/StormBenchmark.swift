@@ -123,6 +123,16 @@ struct StormBenchmark: ParsableCommand {
         follower.waitUntilExit()
         let indexed = try SearchIndex(path: index, mode: .readOnly).dump().count
         let stored = try ExportBenchmark.objectCount(store: store)
+
+        // A backlog: 2,000 saves while no follower runs, then one catch-up, then a rebuild for comparison.
+        let backlog = try ChildProcess.run(binaries + "/appsim", ["edit", "--store", store, "--rate", "1000", "--duration", "2", "--seed", "8"])
+        guard backlog.status == 0 else { throw BenchmarkError("appsim edit failed (exit \(backlog.status))") }
+        let notes = folder.appendingPathComponent("searchbench-storm-\(corpus).notes.txt").path
+        let catchUp = try ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" index --store \"$1\" --index \"$2\" --quiet 2> \"$3\"",
+                                                       binaries + "/searchctl", store, index, notes])
+        let switched = (try? String(contentsOfFile: notes, encoding: .utf8))?.contains("rebuilding") == true
+        let rebuild = try ChildProcess.run(binaries + "/searchctl", ["index", "--store", store, "--index", index, "--rebuild", "--quiet"])
+        guard catchUp.status == 0, rebuild.status == 0 else { throw BenchmarkError("searchctl index failed after the backlog") }
         let catchUps = (try? String(contentsOf: followerOutput, encoding: .utf8))?.split(separator: "\n").count ?? 0
 
         print("storm: the \(corpus) Corpus (\(objects) objects), searchctl index --follow in another process")
@@ -139,6 +149,8 @@ struct StormBenchmark: ParsableCommand {
         print("| last save → lag 0, ms | \(caughtUp.map { Self.ms($0.time - last.committed) } ?? "not within 120 s") |")
         print("| follower catch-ups (lines) | \(catchUps) |")
         print("| items in the index / objects in the store | \(indexed) / \(stored) |")
+        print("| 2,000 saves unfollowed, then searchctl index: s (switched to a rebuild?) | \(String(format: "%.2f", catchUp.seconds)) (\(switched ? "yes" : "no")) |")
+        print("| searchctl index --rebuild of the same store: s | \(String(format: "%.2f", rebuild.seconds)) |")
     }
 
     /// The country with the most places, and how many.

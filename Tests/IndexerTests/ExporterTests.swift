@@ -206,6 +206,61 @@ struct ExporterTests {
         #expect(try Dictionary(uniqueKeysWithValues: index.dump(entities: ["Place"]).map { ($0.uri, $0.text) }) == Dictionary(uniqueKeysWithValues: countryNames))
     }
 
+    @Test("a backlog that costs more than re-exporting the store switches to a rebuild, says why, and ends equal to the store")
+    func backlogRebuilds() throws {
+        let path = directory.appendingPathComponent("atlas.sqlite").path
+        let (writer, countries, _) = try atlas(at: path)
+        let config = try ResolvedConfiguration(IndexConfiguration(entities: ["Place": .fields(.init(text: ["country.name"]))]),
+                                               model: try PersistentStore(path: path).model)
+        let index = try SearchIndex(path: path + ".searchindex", mode: .readWrite(permissions: nil))
+        func exporter() throws -> Exporter {
+            let exporter = try Exporter(store: try PersistentStore(path: path), index: index, configuration: config, batchSize: 20)
+            exporter.rebuildPolicy.minimumSeconds = 0
+            exporter.rebuildPolicy.minimumChanges = 100
+            return exporter
+        }
+        _ = try exporter().catchUp()
+        // 300 renames while nobody followed: each re-indexes half the places, 32 objects in all.
+        for round in 0..<300 {
+            var save = SaveRequest()
+            save.update(.saved(countries[round % 2]), attributes: ["name": .string("Land\(round)")])
+            try writer.save(save)
+        }
+        var notes: [String] = []
+        let summary = try exporter().catchUp { notes.append($0) }
+        #expect(summary.rebuildReason?.contains("catching up would take") == true, "\(summary)")
+        #expect(notes.contains { $0.contains("rebuilding") && $0.contains("re-exporting the store's 32 objects") }, "\(notes)")
+        #expect(summary.token == 301)
+        #expect(try index.count(SearchRequest(query: "land298", entities: ["Place"])) == 15)
+        #expect(try index.count(SearchRequest(query: "land299", entities: ["Place"])) == 15)
+        #expect(try index.count(SearchRequest(query: "land297", entities: ["Place"])) == 0)
+        // Nothing left to do, and below the policy's minimum a backlog is caught up, never rebuilt.
+        let again = try exporter().catchUp()
+        #expect(again.rebuildReason == nil && again.inserted + again.updated + again.deleted == 0)
+        var save = SaveRequest()
+        save.update(.saved(countries[0]), attributes: ["name": .string("Final")])
+        try writer.save(save)
+        let small = try exporter().catchUp()
+        #expect(small.rebuildReason == nil && small.updated == 16, "\(small)")
+    }
+
+    @Test("the rebuild policy: judged only after its minimum time and backlog, rebuilds when the rest costs more than the store")
+    func rebuildPolicy() {
+        let policy = RebuildPolicy()
+        func estimate(_ elapsed: Double, done: Int, left: Int, written: Int, objects: Int) -> RebuildPolicy.Estimate {
+            RebuildPolicy.Estimate(elapsed: elapsed, changesDone: done, changesLeft: left, itemsWritten: written, objectCount: objects)
+        }
+        // 2 s for 1,000 of 10,000 changes (18 s left) against 40,000 objects at 10,000 items/s (4 s): rebuild.
+        #expect(policy.prefersRebuild(estimate(2, done: 1_000, left: 9_000, written: 20_000, objects: 40_000)))
+        // The same after half a second: too early to judge.
+        #expect(!policy.prefersRebuild(estimate(0.5, done: 250, left: 9_750, written: 5_000, objects: 40_000)))
+        // 18 s left against 12 s of rebuild: within the factor, keep catching up.
+        #expect(!policy.prefersRebuild(estimate(2, done: 1_000, left: 9_000, written: 20_000, objects: 120_000)))
+        // A backlog below the minimum, or nothing measured yet: never.
+        #expect(!policy.prefersRebuild(estimate(5, done: 100, left: 1_000, written: 10, objects: 1_000_000)))
+        #expect(!policy.prefersRebuild(estimate(5, done: 0, left: 9_000, written: 0, objects: 40)))
+    }
+
     @Test("a removal interrupted half-way is finished and re-exported, never taken for an up-to-date index")
     func interruptedRemoval() throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path

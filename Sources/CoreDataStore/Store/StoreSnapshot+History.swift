@@ -61,6 +61,12 @@ extension StoreSnapshot {
         return transactions
     }
 
+    /// How many changes history holds after `token`: one indexed row count, what a catch-up has ahead of it.
+    public func changeCount(after token: Int64) throws(CoreDataStoreError) -> Int {
+        guard store.hasHistory else { throw .historyNotTracked(path: store.path) }
+        return try run { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ACHANGE WHERE ZTRANSACTIONID > ?", arguments: [token]) ?? 0 }
+    }
+
     /// A timestamp Foundation can represent: NaN, infinities and absurd magnitudes read as the reference date.
     private static func finite(_ seconds: Double?) -> Double {
         guard let seconds, seconds.isFinite, abs(seconds) < 1e12 else { return 0 }

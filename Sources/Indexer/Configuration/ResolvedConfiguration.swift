@@ -112,9 +112,11 @@ public struct ResolvedConfiguration: Sendable {
         var paths: [[String]] = []
         for path in plan.all.flatMap(\.keyPaths) {
             paths.append(path)
-            if let destination = destinationEntity(of: path, from: plan.entity, model: model),
-               let target = plans[destination] ?? plans.first(where: { model.isKind($0.key, of: destination) })?.value {
-                for suffix in target.displayName.keyPaths where suffix.count > 0 { paths.append(path + suffix) }
+            // A related object shows its own entity's display name: the destination's, or a sub-entity's.
+            if let destination = destinationEntity(of: path, from: plan.entity, model: model) {
+                for (_, target) in plans.filter({ model.isKind($0.key, of: destination) }).sorted(by: { $0.key < $1.key }) {
+                    for suffix in target.displayName.keyPaths where suffix.count > 0 && !paths.contains(path + suffix) { paths.append(path + suffix) }
+                }
             }
         }
         return paths

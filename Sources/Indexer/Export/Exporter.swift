@@ -44,6 +44,9 @@ public final class Exporter {
     let digests: ShownValueDigests
     private let lock: WriterLock
 
+    /// When a catch-up with a long backlog gives way to a rebuild beside the index.
+    public var rebuildPolicy = RebuildPolicy()
+
     /// Opens an exporter; takes the index's writer lock (a second exporter fails naming the first).
     public init(store: PersistentStore, index: SearchIndex, configuration: ResolvedConfiguration,
                 functions: FunctionRegistry = .standard, batchSize: Int = 1_000) throws(ExportError) {
@@ -141,7 +144,19 @@ public final class Exporter {
             if existing == nil || existing?.exportState != nil {
                 try export(resuming: existing, rebuilding: rebuilding, summary: &summary, progress: progress, shouldStop: shouldStop)
             }
-            if store.hasHistory && !summary.stopped { try followHistory(summary: &summary, shouldStop: shouldStop) }
+            if store.hasHistory && !summary.stopped,
+               let estimate = try followHistory(summary: &summary, allowsRebuild: !summary.exported, shouldStop: shouldStop) {
+                // The backlog costs more than writing the store again: rebuild beside the index (what
+                // the catch-up wrote stays, as good as the rebuild's own writes), then follow on from there.
+                let reason = "catching up would take about \(Self.seconds(estimate.catchUpSeconds)) more "
+                    + "(\(estimate.changesDone) of \(estimate.changesDone + estimate.changesLeft) changes in \(Self.seconds(estimate.elapsed))); "
+                    + "re-exporting the store's \(estimate.objectCount) objects takes about \(Self.seconds(estimate.rebuildSeconds))"
+                log("rebuilding \(storePath): \(reason)")
+                summary.rebuildReason = reason
+                try index.beginRebuild(storeUUID: uuid)
+                try export(resuming: nil, rebuilding: true, summary: &summary, progress: progress, shouldStop: shouldStop)
+                if !summary.stopped { _ = try followHistory(summary: &summary, allowsRebuild: false, shouldStop: shouldStop) }
+            }
             // A configuration that changed nothing items contain (its saved searches, say) is still the one
             // the index now keeps, though no batch had to be written.
             if var kept = try index.checkpoint(storeUUID: uuid), kept.exportState == nil, kept.configuration != configurationJSON {
@@ -249,6 +264,7 @@ public final class Exporter {
                 var batch = IndexBatch(prepared: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: state?.text),
                                        marksRebuild: sweeping)
                 batch.shownValues = page.shownValues
+                batch.forgetsStoreShownValues = page.forgetsShownValues
                 return batch
             })
             summary.inserted += result.inserted
@@ -274,9 +290,20 @@ public final class Exporter {
     /// Replays history after the checkpoint's token in batches, each committed with its token in one index
     /// transaction. A ``HistoryProducer`` reads, expands and prepares the next batch on its own thread while
     /// this one commits.
-    private func followHistory(summary: inout Summary, shouldStop: () -> Bool) throws {
+    /// Returns the estimate that made it stop for a rebuild (see ``rebuildPolicy``), if it did.
+    private func followHistory(summary: inout Summary, allowsRebuild: Bool, shouldStop: () -> Bool) throws -> RebuildPolicy.Estimate? {
         // Read once: every batch below commits the token it reached, so the next one starts there.
-        guard let start = try index.checkpoint(storeUUID: store.metadata.storeUUID) else { return }
+        guard let start = try index.checkpoint(storeUUID: store.metadata.storeUUID) else { return nil }
+        let began = DispatchTime.now().uptimeNanoseconds
+        // What the rebuild policy weighs: the backlog (one COUNT) and the store's size (one per root table),
+        // read only when the backlog could be worth a rebuild.
+        var estimate = RebuildPolicy.Estimate(elapsed: 0, changesDone: 0, changesLeft: 0, itemsWritten: 0, objectCount: 0)
+        if allowsRebuild {
+            estimate.changesLeft = try store.read { snapshot throws in try snapshot.changeCount(after: start.token) }
+            if estimate.changesLeft >= rebuildPolicy.minimumChanges {
+                estimate.objectCount = try store.read { snapshot throws in try roots.reduce(0) { $0 + (try snapshot.count(ofEntity: $1)) } }
+            }
+        }
         var reached = (token: start.token, timestamp: start.tokenTimestamp)
         let pages = PageQueue<HistoryPage>(capacity: 2)
         let producer = HistoryProducer(store: store, index: index, builder: builder, digests: digests, batchSize: batchSize)
@@ -292,8 +319,9 @@ public final class Exporter {
         while !finished {
             if shouldStop() {
                 summary.stopped = true
-                return
+                return nil
             }
+            var changes = 0
             var batchEnded = false
             let result = try index.apply(batchesFrom: { () throws -> IndexBatch? in
                 guard !batchEnded else { return nil }
@@ -312,6 +340,7 @@ public final class Exporter {
                     batchEnded = true
                 }
                 summary.omittedValues += page.omittedValues
+                changes += page.changes
                 var batch = IndexBatch(prepared: page.items, deletes: page.deletes,
                                        checkpoint: checkpoint(token: reached.token, tokenTimestamp: reached.timestamp, exportState: nil))
                 batch.shownValues = page.shownValues
@@ -322,7 +351,16 @@ public final class Exporter {
             summary.updated += result.updated
             summary.deleted += result.deleted
             summary.unchanged += result.unchanged
+            estimate.changesDone += changes
+            estimate.changesLeft = max(0, estimate.changesLeft - changes)
+            estimate.itemsWritten += result.inserted + result.updated + result.unchanged + result.deleted
+            estimate.elapsed = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+            if allowsRebuild && estimate.objectCount > 0 && rebuildPolicy.prefersRebuild(estimate) { return estimate }
         }
         if let producerError { throw producerError }
+        return nil
     }
+
+    /// Seconds for a log line: "2.4 s".
+    static func seconds(_ value: Double) -> String { String(format: "%.1f s", value) }
 }

@@ -14,6 +14,9 @@ struct ExportPage: Sendable {
     var state: ExportState?
     /// Digests of what items show of the page's objects (``ShownValueDigests``), when they are exact.
     var shownValues: [String: String] = [:]
+    /// Set on the last page when something was saved since T0: the digests saved with earlier pages may not
+    /// describe what later pages read, and are forgotten with it.
+    var forgetsShownValues = false
 }
 
 /// Reads, evaluates and prepares export pages (texts joined and tokenized) on its own thread.
@@ -34,19 +37,21 @@ struct PageProducer: Sendable {
             while rootIndex < roots.count {
                 let root = roots[rootIndex]
                 let selection = builder.selection(forHierarchy: root)
-                let (built, count, last, shown) = try store.read { snapshot throws in
+                let (built, count, last, shown, exact) = try store.read { snapshot throws in
                     let page = try snapshot.objects(ofEntity: root, afterPrimaryKey: after, limit: batchSize, relationships: selection)
                     // A digest is exact only while nothing was saved since T0: then every page read so far saw
-                    // this state, and every later one sees it or newer. Otherwise the objects get theirs at
-                    // their first change, from history.
+                    // this state. Whether every later page saw it too, the last page tells: if anything was
+                    // saved by then, the export's digests are forgotten, and objects get theirs at their first
+                    // change, from history.
                     let exact = try store.hasHistory && snapshot.historyBounds().newest == t0
                     let shown = exact ? try digests.digests(of: page.map(\.objectID), in: snapshot) : [:]
-                    return (try builder.items(for: page, in: snapshot), page.count, page.last?.objectID.primaryKey, shown)
+                    return (try builder.items(for: page, in: snapshot), page.count, page.last?.objectID.primaryKey, shown, exact)
                 }
                 if let last { after = last } else { rootIndex += 1; after = 0 }
                 let state = sweeping || rootIndex < roots.count ? ExportState(t0: t0, rootIndex: rootIndex, after: after, sweep: sweeping) : nil
                 guard pages.put(ExportPage(items: built.items.map(PreparedItem.init), omittedValues: built.omittedValues, objectCount: count,
-                                           entity: root, state: state, shownValues: shown)) else { return }
+                                           entity: root, state: state, shownValues: shown,
+                                           forgetsShownValues: rootIndex >= roots.count && !exact)) else { return }
             }
             pages.finish(nil)
         } catch {

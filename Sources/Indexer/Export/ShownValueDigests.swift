@@ -55,7 +55,7 @@ struct ShownValueDigests: Sendable {
     }
 
     /// The values at the end of a key path from `object` (related objects by URI, to-many in key order);
-    /// nil when a step is neither an attribute nor a relationship.
+    /// nil when a step is an operator.
     func values(along path: [String], from object: ManagedObjectSnapshot, in snapshot: StoreSnapshot) throws -> [String]? {
         let model = configuration.model
         var current = [object]
@@ -64,6 +64,8 @@ struct ShownValueDigests: Sendable {
             var next: [ManagedObjectID] = []
             var values: [String] = []
             for object in current {
+                // An operator (@count, @sum…) is not followed here: the object's dependents are always re-indexed.
+                if name.hasPrefix("@") { return nil }
                 if model.attribute(name, of: object.entityName) != nil {
                     guard isLast else { return nil }
                     values.append(Self.encoded(object.attributes[name] ?? .null))
@@ -73,7 +75,9 @@ struct ShownValueDigests: Sendable {
                         : [(object.toOne[name] ?? nil)].compactMap { $0 }
                     if isLast { values += destinations.map { $0.uriRepresentation } } else { next += destinations }
                 } else {
-                    return nil
+                    // A property of another entity of the hierarchy: this object's dependents read nothing
+                    // there, and its entity never changes.
+                    values.append("∅")
                 }
             }
             if isLast { return values }

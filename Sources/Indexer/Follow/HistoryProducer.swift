@@ -14,6 +14,8 @@ struct HistoryPage: Sendable {
     /// The batch's digests of what related objects show (see ``HistoryProducer/ShownValues``), on its last page.
     var shownValues: [String: String] = [:]
     var forgottenShownValues: [String] = []
+    /// The history changes the batch covered, on its last page.
+    var changes = 0
 }
 
 /// Reads history after a token on its own thread and turns each batch of it into pages of prepared items,
@@ -45,6 +47,7 @@ struct HistoryProducer: Sendable {
         var timestamp: Date
         var shownValues: [String: String] = [:]
         var forgottenShownValues: [String] = []
+        var changes = 0
     }
 
     func run(after token: Int64, into pages: PageQueue<HistoryPage>) {
@@ -52,23 +55,29 @@ struct HistoryProducer: Sendable {
         // The digests this producer has handed out: newer than the index's until the writer commits them.
         var known: [String: String] = [:]
         do {
-            while let batch = try store.read({ snapshot throws in try self.batch(after: token, known: known, in: snapshot) }) {
+            // One store snapshot per history batch: its digests describe exactly what its pages show. (Read
+            // later, a page could show a name changed and changed back since the digest, which the next
+            // batch's equal digest would then leave in place.)
+            while try store.read({ snapshot throws -> Bool in
+                guard let batch = try self.batch(after: token, known: known, in: snapshot) else { return false }
                 known.merge(batch.shownValues) { _, new in new }
                 for uri in batch.forgottenShownValues + batch.deletes { known[uri] = nil }
                 let chunks = stride(from: 0, to: batch.affected.count, by: batchSize).map { batch.affected[$0..<min($0 + batchSize, batch.affected.count)] }
                 for number in 0..<max(1, chunks.count) {
                     var page = chunks.isEmpty ? HistoryPage(items: [], deletes: [], omittedValues: 0)
-                        : try store.read { snapshot throws in try self.page(chunks[number], changed: batch.changed, in: snapshot) }
+                        : try self.page(chunks[number], changed: batch.changed, in: snapshot)
                     if number == 0 { page.deletes = batch.deletes + page.deletes }
                     if number == max(1, chunks.count) - 1 {
                         page.reached = (batch.token, batch.timestamp)
                         page.shownValues = batch.shownValues
                         page.forgottenShownValues = batch.forgottenShownValues
+                        page.changes = batch.changes
                     }
-                    guard pages.put(page) else { return }
+                    guard pages.put(page) else { return false }
                 }
                 token = batch.token
-            }
+                return true
+            }) {}
             pages.finish(nil)
         } catch {
             pages.finish(error)
@@ -92,7 +101,7 @@ struct HistoryProducer: Sendable {
         let deletes = deleted.filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation).sorted()
         let forgotten = deleted.filter { configuration.plans[$0.entityName] == nil && !digests.entries(for: $0.entityName).isEmpty }.map(\.uriRepresentation).sorted()
         return Batch(affected: affected, changed: changed, deletes: deletes, token: last.number, timestamp: last.timestamp,
-                     shownValues: shown.digests, forgottenShownValues: forgotten)
+                     shownValues: shown.digests, forgottenShownValues: forgotten, changes: transactions.reduce(0) { $0 + $1.changes.count })
     }
 
     /// Items for one page of a batch's objects, read as the store is now; objects the batch changed that are

@@ -38,6 +38,7 @@ extension SearchIndex {
         var result = BatchResult(inserted: 0, updated: 0, deleted: 0)
         let deleted = Set(batch.deletes)
         for uri in batch.deletes where try delete(uri: uri, db: db) { result.deleted += 1 }
+        if batch.forgetsStoreShownValues { try db.execute(sql: "DELETE FROM shown_values WHERE store_id = ?", arguments: [storeID]) }
         if !batch.deletes.isEmpty || !batch.forgottenShownValues.isEmpty || !batch.shownValues.isEmpty {
             let forget = try db.cachedStatement(sql: "DELETE FROM shown_values WHERE uri = ?")
             for uri in batch.deletes + batch.forgottenShownValues { try forget.execute(arguments: [uri]) }
