@@ -17,38 +17,18 @@ struct ExportBenchmark: ParsableCommand {
     @Option(help: "Runs of each, interleaved; the best and the median are reported.")
     var runs = 3
 
-    @Flag(help: "Reuse the store an earlier run wrote in --workdir.")
-    var reuse = false
-
     @Flag(help: "Keep the last run's index and ceiling files (to compare their rows).")
     var keep = false
 
-    @Option(help: "The searchctl and appsim binaries' folder (default: this one's).")
-    var binaries = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
-
-    @Option(help: "The Corpus folder (places-config.json).")
-    var corpusFolder = "Corpus"
-
-    @Option(help: "Folder for the generated files.")
-    var workdir = FileManager.default.temporaryDirectory.path
+    @OptionGroup var files: CorpusRunOptions
 
     func run() throws {
-        let folder = URL(fileURLWithPath: workdir)
-        let store = folder.appendingPathComponent("searchbench-export-\(corpus).sqlite").path
-        let index = folder.appendingPathComponent("searchbench-export-\(corpus).searchindex").path
-        let ceiling = folder.appendingPathComponent("searchbench-export-\(corpus).ceiling").path
-        let config = URL(fileURLWithPath: corpusFolder).appendingPathComponent("places-config.json").path
-        for tool in ["appsim", "searchctl"] where !FileManager.default.isExecutableFile(atPath: binaries + "/" + tool) {
-            throw BenchmarkError("no \(tool) in \(binaries): build it with swift build -c release --product \(tool), or give --binaries FOLDER")
-        }
-        guard FileManager.default.fileExists(atPath: config) else {
-            throw BenchmarkError("no \(config): run from the repository's root, or give --corpus-folder FOLDER")
-        }
-        if !(reuse && FileManager.default.fileExists(atPath: store)) {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store + suffix) }
-            let written = try ChildProcess.run(binaries + "/appsim", ["corpus", "--size", corpus, "--out", store])
-            guard written.status == 0 else { throw BenchmarkError("appsim corpus failed (exit \(written.status))") }
-        }
+        let store = files.file("searchbench-export-\(corpus).sqlite")
+        let index = files.file("searchbench-export-\(corpus).searchindex")
+        let ceiling = files.file("searchbench-export-\(corpus).ceiling")
+        let config = try files.configuration()
+        let binaries = files.binaries
+        try files.writeCorpus(size: corpus, to: store)
         let items = try Self.objectCount(store: store)
         var ours: [ChildProcess.Outcome] = [], ceilings: [(seconds: Double, rows: Int)] = []
         for run in 1...max(1, runs) {

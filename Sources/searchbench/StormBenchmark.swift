@@ -22,36 +22,18 @@ struct StormBenchmark: ParsableCommand {
     @Option(help: "Seconds of appsim edit.")
     var duration = 60.0
 
-    @Flag(help: "Reuse the store an earlier run wrote in --workdir (copied before every run: the storm edits it).")
-    var reuse = false
-
-    @Option(help: "The searchctl and appsim binaries' folder (default: this one's).")
-    var binaries = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
-
-    @Option(help: "The Corpus folder (places-config.json).")
-    var corpusFolder = "Corpus"
-
-    @Option(help: "Folder for the generated files.")
-    var workdir = FileManager.default.temporaryDirectory.path
+    /// The store `--reuse` finds is the Corpus as written: every run edits a copy of it.
+    @OptionGroup var files: CorpusRunOptions
 
     func run() throws {
-        let folder = URL(fileURLWithPath: workdir)
-        let seed = folder.appendingPathComponent("searchbench-storm-\(corpus).seed.sqlite").path
-        let store = folder.appendingPathComponent("searchbench-storm-\(corpus).sqlite").path
-        let index = folder.appendingPathComponent("searchbench-storm-\(corpus).searchindex").path
-        let log = folder.appendingPathComponent("searchbench-storm-\(corpus).jsonl").path
-        let config = URL(fileURLWithPath: corpusFolder).appendingPathComponent("places-config.json").path
-        for tool in ["appsim", "searchctl"] where !FileManager.default.isExecutableFile(atPath: binaries + "/" + tool) {
-            throw BenchmarkError("no \(tool) in \(binaries): build it with swift build -c release --product \(tool), or give --binaries FOLDER")
-        }
-        guard FileManager.default.fileExists(atPath: config) else {
-            throw BenchmarkError("no \(config): run from the repository's root, or give --corpus-folder FOLDER")
-        }
-        if !(reuse && FileManager.default.fileExists(atPath: seed)) {
-            ExportBenchmark.remove(seed)
-            let written = try ChildProcess.run(binaries + "/appsim", ["corpus", "--size", corpus, "--out", seed])
-            guard written.status == 0 else { throw BenchmarkError("appsim corpus failed (exit \(written.status))") }
-        }
+        let folder = URL(fileURLWithPath: files.workdir)
+        let seed = files.file("searchbench-storm-\(corpus).seed.sqlite")
+        let store = files.file("searchbench-storm-\(corpus).sqlite")
+        let index = files.file("searchbench-storm-\(corpus).searchindex")
+        let log = files.file("searchbench-storm-\(corpus).jsonl")
+        let config = try files.configuration()
+        let binaries = files.binaries
+        try files.writeCorpus(size: corpus, to: seed)
         ExportBenchmark.remove(store)
         ExportBenchmark.remove(index)
         for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: seed + suffix) {

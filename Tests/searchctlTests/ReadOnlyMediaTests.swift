@@ -30,9 +30,11 @@ struct ReadOnlyMediaTests {
         return folder
     }
 
-    func runReadOnly(_ arguments: [String]) throws -> CLI.Result {
-        guard getuid() == 0 else { return try CLI.run(arguments) }
-        return try CLI.runProgram("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.executable.path] + arguments)
+    func runReadOnly(_ arguments: [String], temporary: URL? = nil) throws -> CLI.Result {
+        let environment = temporary.map { ["TMPDIR": $0.path] } ?? [:]
+        guard getuid() == 0 else { return try CLI.run(arguments, environment: environment) }
+        return try CLI.runProgram("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.executable.path] + arguments,
+                                  environment: environment)
     }
 
     func contents(_ folder: URL) throws -> [String: Data] {
@@ -45,11 +47,11 @@ struct ReadOnlyMediaTests {
 
     /// Indexes `store` in a read-only folder and checks the items equal those of the same store read
     /// from a writable copy, and that the folder did not change.
-    func check(_ folder: URL, store: String, note: String?) throws {
+    func check(_ folder: URL, store: String, note: String?, temporary: URL? = nil) throws {
         let before = try contents(folder)
         let output = try writableFolder()
         let index = output.appendingPathComponent("ro.searchindex").path
-        let result = try runReadOnly(["index", "--store", folder.appendingPathComponent(store).path, "--index", index])
+        let result = try runReadOnly(["index", "--store", folder.appendingPathComponent(store).path, "--index", index], temporary: temporary)
         #expect(result.status == 0, "\(result.stderr)")
         if let note { #expect(result.stderr.contains(note), "\(result.stderr)") }
         #expect(try contents(folder) == before)
@@ -79,12 +81,12 @@ struct ReadOnlyMediaTests {
 
     @Test("a store whose -wal holds data but has no -shm is read from a private copy")
     func walWithoutShm() throws {
-        let copies = { try FileManager.default.contentsOfDirectory(atPath: "/tmp").filter { $0.hasPrefix("searchlight-store-") } }
-        let before = Set(try copies())
+        // A temporary folder of this test's own (TMPDIR): other tests' copies come and go in /tmp meanwhile.
+        let temporary = try writableFolder()
         let folder = try readOnlyFolder(["", "-wal"].map { (Self.photos.appendingPathComponent("Photos.sqlite" + $0), "Photos.sqlite" + $0) })
-        try check(folder, store: "Photos.sqlite", note: "read from a private copy")
+        try check(folder, store: "Photos.sqlite", note: "read from a private copy", temporary: temporary)
         // The copy is gone once the command ends.
-        #expect(Set(try copies()).subtracting(before).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
     }
 
     @Test("a store with an empty -wal and no -shm is read as an immutable file")
