@@ -112,9 +112,9 @@ public struct IndexBatch: Sendable {
     /// upserts are marked as written again, so ``SearchIndex/sweep(keeping:batchSize:)`` keeps them.
     public var marksRebuild: Bool
     /// Digests of what related objects show the store's items, by the related object's URI, saved with the
-    /// batch (see ``SearchIndex/shownValues(for:)``); a deleted item's digest goes with it.
+    /// batch (see ``SearchIndex/shownValues(for:)``).
     public var shownValues: [String: String] = [:]
-    /// Related objects whose digests are forgotten (objects deleted from the store that are not items).
+    /// Related objects whose digests are forgotten (objects deleted from the store).
     public var forgottenShownValues: [String] = []
     /// Whether every digest of the store saved before this batch is forgotten (an export that cannot vouch
     /// for the ones it saved).

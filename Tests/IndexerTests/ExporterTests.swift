@@ -204,6 +204,11 @@ struct ExporterTests {
             }
         }
         #expect(try Dictionary(uniqueKeysWithValues: index.dump(entities: ["Place"]).map { ($0.uri, $0.text) }) == Dictionary(uniqueKeysWithValues: countryNames))
+        // A deleted country's digest goes with it.
+        let schweiz = countries[1].uriRepresentation
+        #expect(try index.shownValues(for: [schweiz]).count == 1)
+        _ = try save { $0.delete(countries[1]) }
+        #expect(try index.shownValues(for: [schweiz]).isEmpty)
     }
 
     @Test("a backlog that costs more than re-exporting the store switches to a rebuild, says why, and ends equal to the store")

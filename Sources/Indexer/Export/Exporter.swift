@@ -241,13 +241,7 @@ public final class Exporter {
             let result = try index.apply(batchesFrom: { () throws -> IndexBatch? in
                 guard pagesInTransaction < Self.pagesPerTransaction, !stopping,
                       pagesInTransaction == 0 || DispatchTime.now().uptimeNanoseconds - began < Self.transactionNanoseconds else { return nil }
-                let next: ExportPage?
-                do { next = try pages.next() } catch {
-                    producerError = error
-                    finished = true
-                    return nil
-                }
-                guard let page = next else {
+                guard let page = pages.next(failure: &producerError) else {
                     finished = true
                     return nil
                 }
@@ -325,26 +319,21 @@ public final class Exporter {
             var batchEnded = false
             let result = try index.apply(batchesFrom: { () throws -> IndexBatch? in
                 guard !batchEnded else { return nil }
-                let next: HistoryPage?
-                do { next = try pages.next() } catch {
-                    producerError = error
+                guard let page = pages.next(failure: &producerError) else {
                     finished = true
                     return nil
-                }
-                guard let page = next else {
-                    finished = true
-                    return nil
-                }
-                if let end = page.reached {
-                    reached = (end.token, end.timestamp)
-                    batchEnded = true
                 }
                 summary.omittedValues += page.omittedValues
-                changes += page.changes
+                // Pages before a batch's last carry the token before it: the last one's overwrites it.
+                if let end = page.end {
+                    reached = (end.token, end.timestamp)
+                    batchEnded = true
+                    changes = end.changes
+                }
                 var batch = IndexBatch(prepared: page.items, deletes: page.deletes,
                                        checkpoint: checkpoint(token: reached.token, tokenTimestamp: reached.timestamp, exportState: nil))
-                batch.shownValues = page.shownValues
-                batch.forgottenShownValues = page.forgottenShownValues
+                batch.shownValues = page.end?.shownValues ?? [:]
+                batch.forgottenShownValues = page.end?.forgottenShownValues ?? []
                 return batch
             })
             summary.inserted += result.inserted

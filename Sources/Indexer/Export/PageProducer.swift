@@ -44,7 +44,7 @@ struct PageProducer: Sendable {
                     // saved by then, the export's digests are forgotten, and objects get theirs at their first
                     // change, from history.
                     let exact = try store.hasHistory && snapshot.historyBounds().newest == t0
-                    let shown = exact ? try digests.digests(of: page.map(\.objectID), in: snapshot) : [:]
+                    let shown = exact ? try digests.digests(of: page, in: snapshot).reduce(into: [:]) { $0[$1.key.uriRepresentation] = $1.value } : [:]
                     return (try builder.items(for: page, in: snapshot), page.count, page.last?.objectID.primaryKey, shown, exact)
                 }
                 if let last { after = last } else { rootIndex += 1; after = 0 }

@@ -46,6 +46,15 @@ final class PageQueue<Page: Sendable>: @unchecked Sendable {
         return nil
     }
 
+    /// The next page, or nil at the end and when the producer failed, its error then kept in `failure`:
+    /// a consumer inside the index's transaction commits the pages before it, then throws it as itself.
+    func next(failure: inout (any Error)?) -> Page? {
+        do { return try next() } catch {
+            failure = error
+            return nil
+        }
+    }
+
     /// Stops the producer (the consumer failed or finished).
     func cancel() {
         condition.lock()

@@ -9,27 +9,47 @@ import SearchIndex
 /// object its first inverse step leads to when that step is a to-one relationship (the dependents it
 /// has). Equal to the digest saved when its dependents were last indexed, it cannot change them — a
 /// place joining the country changes the country's row and history, but not what its other places
-/// show, and the joining place is itself in history. Anything a digest cannot describe (a key-path
-/// step that is no property) has none, and its dependents are re-indexed whenever it changes.
+/// show, and the joining place is itself in history. Anything a digest cannot describe (a key path
+/// through an operator such as `@count`, or on through an attribute's value) has none, and its dependents are re-indexed whenever it changes.
 struct ShownValueDigests: Sendable {
     let configuration: ResolvedConfiguration
     /// Which indexed objects show which related entities (``ItemBuilder/dependencies()``).
     let dependencies: [String: [ItemBuilder.Dependency]]
 
-    /// The digests of those `objects` that indexed items show, by URI. Fetches what the key paths' rests
-    /// need again, with the relationships they follow.
-    func digests(of objects: some Sequence<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> [String: String] {
-        let model = configuration.model
-        var result: [String: String] = [:]
-        for (entity, ids) in Dictionary(grouping: objects, by: \.entityName) {
+    /// The digests of those `objects` that indexed items show. Objects fetched without a to-many
+    /// relationship a key path's rest starts with are fetched again with it.
+    func digests(of objects: [ManagedObjectSnapshot], in snapshot: StoreSnapshot) throws -> [ManagedObjectID: String] {
+        var result: [ManagedObjectID: String] = [:]
+        for (entity, group) in Dictionary(grouping: objects, by: \.entityName) {
             let entries = entries(for: entity)
             guard !entries.isEmpty else { continue }
-            let firstSteps = Set(entries.flatMap(\.suffixes).compactMap(\.first).filter { model.relationship($0, of: entity)?.isToMany == true })
-            for object in try snapshot.objects(ids, relationships: .toOneAnd(firstSteps)).values {
-                if let digest = try digest(of: object, entries: entries, in: snapshot) { result[object.objectID.uriRepresentation] = digest }
+            let steps = toManyFirstSteps(of: entity, entries: entries)
+            let complete = group.allSatisfy { object in steps.allSatisfy { object.toMany[$0] != nil } }
+            let objects = complete ? group : Array(try snapshot.objects(group.map(\.objectID), relationships: .toOneAnd(steps)).values)
+            for object in objects {
+                if let digest = try digest(of: object, entries: entries, in: snapshot) { result[object.objectID] = digest }
             }
         }
         return result
+    }
+
+    /// The digests of those objects named that indexed items show, read from the store.
+    func digests(of ids: some Collection<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> [ManagedObjectID: String] {
+        var objects: [ManagedObjectSnapshot] = []
+        for (entity, group) in Dictionary(grouping: ids, by: \.entityName) {
+            let entries = entries(for: entity)
+            guard !entries.isEmpty else { continue }
+            objects += try snapshot.objects(group, relationships: .toOneAnd(toManyFirstSteps(of: entity, entries: entries))).values
+        }
+        return try digests(of: objects, in: snapshot)
+    }
+
+    /// Whether indexed items show anything of the entity's objects.
+    func isShown(_ entity: String) -> Bool { !entries(for: entity).isEmpty }
+
+    /// The to-many relationships of `entity` the rests of key paths start with.
+    private func toManyFirstSteps(of entity: String, entries: [ItemBuilder.Dependency]) -> Set<String> {
+        Set(entries.flatMap(\.suffixes).compactMap(\.first).filter { configuration.model.relationship($0, of: entity)?.isToMany == true })
     }
 
     /// The dependency entries keyed under an entity or one of its ancestors.
@@ -37,7 +57,7 @@ struct ShownValueDigests: Sendable {
         configuration.model.ancestors(of: entity).reversed().flatMap { dependencies[$0] ?? [] } + (dependencies[entity] ?? [])
     }
 
-    /// What the dependents of `object` read from it, hashed; nil when a key path cannot be followed.
+    /// What the dependents of `object` read from it, hashed; nil when a key path's rest holds an operator.
     func digest(of object: ManagedObjectSnapshot, entries: [ItemBuilder.Dependency], in snapshot: StoreSnapshot) throws -> String? {
         let model = configuration.model
         var parts: [String] = []
@@ -55,18 +75,19 @@ struct ShownValueDigests: Sendable {
     }
 
     /// The values at the end of a key path from `object` (related objects by URI, to-many in key order);
-    /// nil when a step is an operator.
+    /// nil when the path holds an operator or goes on through an attribute.
     func values(along path: [String], from object: ManagedObjectSnapshot, in snapshot: StoreSnapshot) throws -> [String]? {
         let model = configuration.model
+        // An operator (@count, @sum…) is not followed here: the object's dependents are always re-indexed.
+        guard !path.contains(where: { $0.hasPrefix("@") }) else { return nil }
         var current = [object]
         for (step, name) in path.enumerated() {
             let isLast = step == path.count - 1
             var next: [ManagedObjectID] = []
             var values: [String] = []
             for object in current {
-                // An operator (@count, @sum…) is not followed here: the object's dependents are always re-indexed.
-                if name.hasPrefix("@") { return nil }
                 if model.attribute(name, of: object.entityName) != nil {
+                    // A path on through an attribute's value: not digested, always re-indexed.
                     guard isLast else { return nil }
                     values.append(Self.encoded(object.attributes[name] ?? .null))
                 } else if let relationship = model.relationship(name, of: object.entityName) {

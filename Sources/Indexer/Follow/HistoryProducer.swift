@@ -2,20 +2,27 @@ import CoreDataStore
 import Foundation
 import SearchIndex
 
-/// One page of a catch-up: items to write and URIs to remove. The last page of a history batch carries the
-/// token the batch reached; the pages before it are written in the same index transaction.
+/// One page of a catch-up: items to write and URIs to remove. The pages of one history batch are written
+/// in one index transaction; the last carries what ends it.
 struct HistoryPage: Sendable {
     /// Prepared on the producer's thread, like an export page's.
     var items: [PreparedItem]
     var deletes: [String]
     var omittedValues: Int
-    /// Set on a history batch's last page: its newest transaction and that transaction's timestamp.
-    var reached: (token: Int64, timestamp: Date)?
-    /// The batch's digests of what related objects show (see ``HistoryProducer/ShownValues``), on its last page.
-    var shownValues: [String: String] = [:]
-    var forgottenShownValues: [String] = []
-    /// The history changes the batch covered, on its last page.
-    var changes = 0
+    /// Set on a history batch's last page.
+    var end: HistoryBatchEnd?
+}
+
+/// What a history batch commits with its last page, besides items.
+struct HistoryBatchEnd: Sendable {
+    /// The batch's newest transaction, and that transaction's timestamp: the token it brings the index to.
+    var token: Int64
+    var timestamp: Date
+    /// Digests of what related objects show (``ShownValueDigests``), new ones and forgotten ones.
+    var shownValues: [String: String]
+    var forgottenShownValues: [String]
+    /// The history changes the batch covered.
+    var changes: Int
 }
 
 /// Reads history after a token on its own thread and turns each batch of it into pages of prepared items,
@@ -43,11 +50,7 @@ struct HistoryProducer: Sendable {
         /// Objects the batch changed (not only dependents): those gone from the store by now are removed.
         var changed: Set<ManagedObjectID>
         var deletes: [String]
-        var token: Int64
-        var timestamp: Date
-        var shownValues: [String: String] = [:]
-        var forgottenShownValues: [String] = []
-        var changes = 0
+        var end: HistoryBatchEnd
     }
 
     func run(after token: Int64, into pages: PageQueue<HistoryPage>) {
@@ -60,22 +63,17 @@ struct HistoryProducer: Sendable {
             // batch's equal digest would then leave in place.)
             while try store.read({ snapshot throws -> Bool in
                 guard let batch = try self.batch(after: token, known: known, in: snapshot) else { return false }
-                known.merge(batch.shownValues) { _, new in new }
-                for uri in batch.forgottenShownValues + batch.deletes { known[uri] = nil }
+                known.merge(batch.end.shownValues) { _, new in new }
+                for uri in batch.end.forgottenShownValues { known[uri] = nil }
                 let chunks = stride(from: 0, to: batch.affected.count, by: batchSize).map { batch.affected[$0..<min($0 + batchSize, batch.affected.count)] }
                 for number in 0..<max(1, chunks.count) {
                     var page = chunks.isEmpty ? HistoryPage(items: [], deletes: [], omittedValues: 0)
                         : try self.page(chunks[number], changed: batch.changed, in: snapshot)
                     if number == 0 { page.deletes = batch.deletes + page.deletes }
-                    if number == max(1, chunks.count) - 1 {
-                        page.reached = (batch.token, batch.timestamp)
-                        page.shownValues = batch.shownValues
-                        page.forgottenShownValues = batch.forgottenShownValues
-                        page.changes = batch.changes
-                    }
+                    if number == max(1, chunks.count) - 1 { page.end = batch.end }
                     guard pages.put(page) else { return false }
                 }
-                token = batch.token
+                token = batch.end.token
                 return true
             }) {}
             pages.finish(nil)
@@ -99,9 +97,11 @@ struct HistoryProducer: Sendable {
             .filter { configuration.plans[$0.entityName] != nil }
             .sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
         let deletes = deleted.filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation).sorted()
-        let forgotten = deleted.filter { configuration.plans[$0.entityName] == nil && !digests.entries(for: $0.entityName).isEmpty }.map(\.uriRepresentation).sorted()
-        return Batch(affected: affected, changed: changed, deletes: deletes, token: last.number, timestamp: last.timestamp,
-                     shownValues: shown.digests, forgottenShownValues: forgotten, changes: transactions.reduce(0) { $0 + $1.changes.count })
+        // A deleted object's digest goes with it, whether it was an item or not.
+        let forgotten = deleted.filter { digests.isShown($0.entityName) }.map(\.uriRepresentation).sorted()
+        let end = HistoryBatchEnd(token: last.number, timestamp: last.timestamp, shownValues: shown.digests,
+                                  forgottenShownValues: forgotten, changes: transactions.reduce(0) { $0 + $1.changes.count })
+        return Batch(affected: affected, changed: changed, deletes: deletes, end: end)
     }
 
     /// Items for one page of a batch's objects, read as the store is now; objects the batch changed that are
@@ -151,10 +151,10 @@ struct HistoryProducer: Sendable {
         var result = ShownValues()
         let computed = try digests.digests(of: changed, in: snapshot)
         guard !computed.isEmpty else { return result }
-        let saved = try index.shownValues(for: computed.keys.filter { known[$0] == nil })
-        let byURI = Dictionary(changed.map { ($0.uriRepresentation, $0) }, uniquingKeysWith: { first, _ in first })
-        for (uri, digest) in computed {
-            if (known[uri] ?? saved[uri]) == digest, let id = byURI[uri] { result.unchanged.insert(id) } else { result.digests[uri] = digest }
+        let saved = try index.shownValues(for: computed.keys.map(\.uriRepresentation).filter { known[$0] == nil })
+        for (id, digest) in computed {
+            let uri = id.uriRepresentation
+            if (known[uri] ?? saved[uri]) == digest { result.unchanged.insert(id) } else { result.digests[uri] = digest }
         }
         return result
     }

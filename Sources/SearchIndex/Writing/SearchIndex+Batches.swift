@@ -39,9 +39,9 @@ extension SearchIndex {
         let deleted = Set(batch.deletes)
         for uri in batch.deletes where try delete(uri: uri, db: db) { result.deleted += 1 }
         if batch.forgetsStoreShownValues { try db.execute(sql: "DELETE FROM shown_values WHERE store_id = ?", arguments: [storeID]) }
-        if !batch.deletes.isEmpty || !batch.forgottenShownValues.isEmpty || !batch.shownValues.isEmpty {
+        if !batch.forgottenShownValues.isEmpty || !batch.shownValues.isEmpty {
             let forget = try db.cachedStatement(sql: "DELETE FROM shown_values WHERE uri = ?")
-            for uri in batch.deletes + batch.forgottenShownValues { try forget.execute(arguments: [uri]) }
+            for uri in batch.forgottenShownValues { try forget.execute(arguments: [uri]) }
             let save = try db.cachedStatement(sql: "INSERT OR REPLACE INTO shown_values (uri, store_id, digest) VALUES (?, ?, ?)")
             for (uri, digest) in batch.shownValues { try save.execute(arguments: [uri, storeID, digest]) }
         }
