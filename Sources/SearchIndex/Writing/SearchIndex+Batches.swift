@@ -354,7 +354,7 @@ extension SearchIndex {
                 // The old text's tokens, read and tokenized ahead, replay for FTS5's delete.
                 defer { if let offers = statements.tokenOffers, prepared.replaced != nil { searchlight_withdraw_tokens(offers) } }
                 if let offers = statements.tokenOffers, let replaced = prepared.replaced {
-                    for (text, stream) in zip(replaced.texts, replaced.streams) { try offer(stream, for: text, to: offers) }
+                    for (text, stream) in zip(replaced.texts, replaced.streams) { offer(stream, for: text, to: offers) }
                 }
                 try Self.removeText(old, db: db)
             }
@@ -400,7 +400,7 @@ extension SearchIndex {
             SQLiteCall.bindText(handle, 4, text)
             SQLiteCall.bindText(handle, 5, keywords)
             defer { if let offers = statements.tokenOffers { searchlight_withdraw_tokens(offers) } }
-            try offerTokens(of: prepared, to: statements.tokenOffers)
+            offerTokens(of: prepared, to: statements.tokenOffers)
             try step(fts, db: db)
         }
         if writesPlace, location, let latitude = item.latitude, let longitude = item.longitude {
@@ -415,25 +415,25 @@ extension SearchIndex {
     }
 
     /// Offers the FTS5 columns' prepared tokens to the connection's tokenizer for the next insert.
-    private static func offerTokens(of prepared: PreparedItem, to offers: UnsafeMutableRawPointer?) throws {
+    private static func offerTokens(of prepared: PreparedItem, to offers: UnsafeMutableRawPointer?) {
         guard let offers, let streams = prepared.tokens?.streams else { return }
         for (text, stream) in zip([prepared.item.displayName, prepared.item.title, prepared.text, prepared.keywords], streams) {
-            try offer(stream, for: text, to: offers)
+            offer(stream, for: text, to: offers)
         }
     }
 
-    /// Offers one text's token stream (nil: nothing to offer, the tokenizer runs).
-    private static func offer(_ stream: [UInt8]?, for text: String, to offers: UnsafeMutableRawPointer) throws {
+    /// Offers one text's token stream (nil: nothing to offer). An offer only saves work: one that cannot be
+    /// made (no memory for its copy) leaves the tokenizer to run, with the same tokens.
+    private static func offer(_ stream: [UInt8]?, for text: String, to offers: UnsafeMutableRawPointer) {
         guard let stream else { return }
         var text = text
-        let status = text.withUTF8 { utf8 in
+        _ = text.withUTF8 { utf8 in
             utf8.withMemoryRebound(to: CChar.self) { characters in
                 stream.withUnsafeBufferPointer { bytes in
                     searchlight_offer_tokens(offers, characters.baseAddress, Int32(characters.count), bytes.baseAddress, Int32(bytes.count))
                 }
             }
         }
-        guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot offer prepared tokens") }
     }
 
     /// The item columns, bound straight onto a prepared statement: GRDB's generic argument arrays
