@@ -4,6 +4,9 @@ import Foundation
 /// What the benchmarks that run Searchlight's own executables on the Places Corpus share: where the
 /// binaries, the Corpus and the generated files are, and writing the Corpus store with `appsim corpus`.
 struct CorpusRunOptions: ParsableArguments {
+    /// The help of each benchmark's `--corpus` option (its default differs by benchmark).
+    static let sizeHelp = ArgumentHelp("The Corpus size appsim writes: small (34,006 places), full (234,908) or 1m (939,632).")
+
     @Flag(help: "Reuse the store an earlier run wrote in --workdir.")
     var reuse = false
 

@@ -11,7 +11,7 @@ struct ExportBenchmark: ParsableCommand {
         commandName: "export",
         abstract: "A first export end to end (searchctl index of the Corpus) against SQLite's INSERT … SELECT into the same tables.")
 
-    @Option(help: "The Corpus size appsim writes: small (34,006 places), full (234,908) or 1m (939,632).")
+    @Option(help: CorpusRunOptions.sizeHelp)
     var corpus = "full"
 
     @Option(help: "Runs of each, interleaved; the best and the median are reported.")

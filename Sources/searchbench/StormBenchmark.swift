@@ -13,7 +13,7 @@ struct StormBenchmark: ParsableCommand {
         commandName: "storm",
         abstract: "Follow mode under load: a big country renamed, then appsim edit at --rate saves/s; save → findable and lag.")
 
-    @Option(help: "The Corpus size appsim writes: small (34,006 places), full (234,908) or 1m (939,632).")
+    @Option(help: CorpusRunOptions.sizeHelp)
     var corpus = "small"
 
     @Option(help: "Saves per second of appsim edit.")
