@@ -423,4 +423,23 @@ struct StoreAtRestTests {
         _ = try app.save(save)
         #expect(try books(store) == before + 2)
     }
+
+    @Test("the data version changes with a save that makes the reader open the store again, read first or not")
+    func dataVersionAcrossReopening() throws {
+        for (readsFirst, closes) in [(false, false), (true, false), (false, true), (true, true)] {
+            let path = try Fixtures.copyStore("SampleModel2_V1", to: directory)
+            let store = try PersistentStore(path: path)
+            let version = try store.dataVersion()
+            // The app saves, and keeps the store open or closes it (its checkpoint leaves no companions).
+            var app: StoreWriter? = try StoreWriter(path: path)
+            var save = SaveRequest()
+            save.insert("Author", attributes: ["alias": .string("saved"), "age": .integer(1)])
+            _ = try app?.save(save)
+            if closes { app = nil }
+            // A read in between (a follower's other thread) opens the store again before the version is asked.
+            if readsFirst { _ = try books(store) }
+            #expect(try store.dataVersion() != version, "read first: \(readsFirst), app closed: \(closes)")
+            _ = app
+        }
+    }
 }

@@ -105,13 +105,10 @@ public final class PersistentStore: Sendable {
     }
 
     /// The `PRAGMA data_version` of the reader's connection: it changes exactly when another
-    /// connection commits, so polling it is a cheap way to notice the app's saves.
+    /// connection commits (or the store had to be opened again), so polling it is a cheap way to notice
+    /// the app's saves.
     public func dataVersion() throws(CoreDataStoreError) -> Int64 {
-        do {
-            return try connection.database().inDatabase { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
-        } catch {
-            throw Self.storeError(error, path: path)
-        }
+        try connection.dataVersion()
     }
 
     /// Why this handle no longer describes the store at ``path``, or nil if it still does: the file was

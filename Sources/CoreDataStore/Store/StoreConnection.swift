@@ -17,6 +17,8 @@ final class StoreConnection: @unchecked Sendable {
     private var queue: DatabaseQueue
     private var access: PersistentStore.Access
     private var stamp: FileStamp?
+    /// How many times the store was opened afresh: part of ``dataVersion()``.
+    private var generation: Int64 = 0
     let path: String
 
     init(queue: DatabaseQueue, access: PersistentStore.Access, path: String) {
@@ -33,8 +35,24 @@ final class StoreConnection: @unchecked Sendable {
         if access == .atRest && (companionsExist() || FileStamp(path: path) != stamp) {
             stamp = FileStamp(path: path)
             (queue, _, access) = try PersistentStore.open(path: path)
+            generation += 1
         }
         return queue
+    }
+
+    /// `PRAGMA data_version`, made comparable across reopenings: a new connection starts counting afresh
+    /// (its first value says nothing of commits before it opened), so the value carries how many times the
+    /// store was opened again — itself a sign that an app saved. Without it, a follower that saw version 1
+    /// on the at-rest connection and then 1 on the shared one missed the save that made it reopen.
+    func dataVersion() throws(CoreDataStoreError) -> Int64 {
+        let database = try self.database()
+        let generation = lock.withLock { self.generation }
+        do {
+            let version = try database.inDatabase { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+            return generation << 32 | (version & 0xFFFF_FFFF)
+        } catch {
+            throw PersistentStore.storeError(error, path: path)
+        }
     }
 
     /// Runs `body` on the current connection; a read that failed because an app opened the store
