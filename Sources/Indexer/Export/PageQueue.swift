@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A bounded, ordered hand-off of pages between the producer thread and the committing one.
 final class PageQueue<Page: Sendable>: @unchecked Sendable {
@@ -65,21 +66,26 @@ final class PageQueue<Page: Sendable>: @unchecked Sendable {
 }
 
 /// A producer's thread, which the consumer joins: nothing the producer holds (a store read, a page being
-/// built) outlives the export or catch-up that started it.
+/// built, the store itself) outlives the export or catch-up that started it.
 final class ProducerThread: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(name: String, _ body: @escaping @Sendable () -> Void) {
         let done = self.done
+        // Foundation keeps a thread's block (and all it captured) until the thread object goes, which can be
+        // after the join: the block holds the work only until it has run. A store released late by a thread
+        // kept a private copy of it on disk past the command's exit.
+        let work = Mutex<(@Sendable () -> Void)?>(body)
         let thread = Thread {
-            body()
+            work.withLock { $0.take() }?()
             done.signal()
         }
         thread.name = name
         thread.start()
     }
 
-    /// Waits until the producer has returned (at once if it has). Cancel its queue first.
+    /// Waits until the producer has returned and let go of what it held (at once if it has). Cancel its
+    /// queue first.
     func join() {
         done.wait()
         done.signal()
