@@ -103,8 +103,14 @@ struct StormBenchmark: ParsableCommand {
         let (p50, p99) = IndexBenchmark.percentiles(latencies)
         follower.terminate()
         follower.waitUntilExit()
-        let indexed = try SearchIndex(path: index, mode: .readOnly).dump().count
-        let stored = try ExportBenchmark.objectCount(store: store)
+        // Checked against an independent computation: a fresh export of the store as the storm left it.
+        let followed = Set(try SearchIndex(path: index, mode: .readOnly).dump())
+        let fresh = files.file("searchbench-storm-\(corpus).fresh.searchindex")
+        ExportBenchmark.remove(fresh)
+        defer { ExportBenchmark.remove(fresh) }
+        let exportedFresh = try ChildProcess.run(binaries + "/searchctl", ["index", "--store", store, "--config", config, "--index", fresh, "--quiet"])
+        guard exportedFresh.status == 0 else { throw BenchmarkError("searchctl index of a fresh index failed (exit \(exportedFresh.status))") }
+        let equal = followed == Set(try SearchIndex(path: fresh, mode: .readOnly).dump())
 
         // A backlog: 2,000 saves while no follower runs, then one catch-up, then a rebuild for comparison.
         let backlog = try ChildProcess.run(binaries + "/appsim", ["edit", "--store", store, "--rate", "1000", "--duration", "2", "--seed", "8"])
@@ -130,7 +136,7 @@ struct StormBenchmark: ParsableCommand {
         print("| largest backlog, saves | \(maxBacklog) |")
         print("| last save → lag 0, ms | \(caughtUp.map { Self.ms($0.time - last.committed) } ?? "not within 120 s") |")
         print("| follower catch-ups (lines) | \(catchUps) |")
-        print("| items in the index / objects in the store | \(indexed) / \(stored) |")
+        print("| the followed index equals a fresh export of the store | \(equal ? "yes" : "NO"), \(followed.count) items |")
         print("| 2,000 saves unfollowed, then searchctl index: s (switched to a rebuild?) | \(String(format: "%.2f", catchUp.seconds)) (\(switched ? "yes" : "no")) |")
         print("| searchctl index --rebuild of the same store: s | \(String(format: "%.2f", rebuild.seconds)) |")
     }
