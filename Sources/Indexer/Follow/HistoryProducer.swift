@@ -60,7 +60,11 @@ struct HistoryProducer: Sendable {
         do {
             // One store snapshot per history batch: its digests describe exactly what its pages show. (Read
             // later, a page could show a name changed and changed back since the digest, which the next
-            // batch's equal digest would then leave in place.)
+            // batch's equal digest would then leave in place.) Pages are handed over inside the read, so the
+            // writer starts on a big batch while the rest is built: the read then lasts about as long as the
+            // batch's writes (0.3 s for a 3,779-place rename), holding back only WAL checkpoints past it, not
+            // the app's saves. Building the batch first and handing it over after the read cost a fifth of
+            // the rename rate and 20–50% of the storm's p99 (searchbench storm, 20 s runs).
             while try store.read({ snapshot throws -> Bool in
                 guard let batch = try self.batch(after: token, known: known, in: snapshot) else { return false }
                 known.merge(batch.end.shownValues) { _, new in new }
