@@ -211,6 +211,26 @@ struct ExporterTests {
         #expect(try index.shownValues(for: [schweiz]).isEmpty)
     }
 
+    @Test("a damaged digest (any type, any bytes) only makes a catch-up re-index the dependents", arguments: ["x'00ff'", "7", "NULL", "'forged'"])
+    func damagedDigest(value: String) throws {
+        let path = directory.appendingPathComponent("atlas.sqlite").path
+        let (writer, countries, _) = try atlas(at: path)
+        let config = IndexConfiguration(entities: ["Place": .fields(.init(text: ["country.name"]))])
+        _ = try export(path, config: config)
+        let queue = try DatabaseQueue(path: path + ".searchindex")
+        // NOT NULL kept by SQLite: a NULL digest is written as a missing row, the rest in place.
+        try queue.write { db in
+            try db.execute(sql: value == "NULL" ? "DELETE FROM shown_values" : "UPDATE shown_values SET digest = \(value)")
+        }
+        try queue.close()
+        var save = SaveRequest()
+        save.update(.saved(countries[0]), attributes: ["name": .string("Nippon")])
+        try writer.save(save)
+        let (summary, index, _) = try export(path, config: config)
+        #expect(summary.updated == 16, "\(summary)")
+        #expect(try index.count(SearchRequest(query: "nippon", entities: ["Place"])) == 15)
+    }
+
     @Test("a backlog that costs more than re-exporting the store switches to a rebuild, says why, and ends equal to the store")
     func backlogRebuilds() throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path
