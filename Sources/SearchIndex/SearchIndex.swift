@@ -23,11 +23,14 @@ public final class SearchIndex: Sendable {
     let writer: (any DatabaseWriter)?
 
     /// Opens an index.
-    public init(path: String, mode: Mode) throws(SearchIndexError) {
+    ///
+    /// - Parameter busyTimeout: How long a statement waits for a lock another process holds before it fails
+    ///   with ``SearchIndexError/busy(path:)``.
+    public init(path: String, mode: Mode, busyTimeout: TimeInterval = 10) throws(SearchIndexError) {
         self.path = path
         let manager = FileManager.default
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.prepareDatabase { db in
             try SearchTokenizer.register(on: db)
             try SearchTokenizer.registerRanking(on: db)

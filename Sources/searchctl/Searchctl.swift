@@ -31,12 +31,15 @@ struct Searchctl: ParsableCommand {
     ]
 
     /// The first single-value option given more than once, if any (arguments after `--` are not options).
+    /// `index` reads several stores: its `--store` may repeat.
     static func repeatedOption(in arguments: some Sequence<String>) -> String? {
         var seen: Set<String> = []
+        let arguments = Array(arguments)
+        let repeatable: Set<String> = arguments.first == IndexCommand.configuration.commandName ? ["--store"] : []
         for argument in arguments {
             if argument == "--" { break }
             let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
-            guard singleValueOptions.contains(name) else { continue }
+            guard singleValueOptions.contains(name), !repeatable.contains(name) else { continue }
             if !seen.insert(name).inserted { return name }
         }
         return nil
@@ -52,7 +55,7 @@ struct Searchctl: ParsableCommand {
     }
 
     /// Runs the command line; usage errors become one `searchctl: error:` line like every other error.
-    static func main() {
+    static func main() async {
         if let position = firstInvalidArgument() {
             printError("argument \(position) is not valid UTF-8; searchctl reads queries, paths and values as UTF-8 text (check the terminal's or the script's encoding)")
             Foundation.exit(ExitStatus.usage.rawValue)
@@ -63,7 +66,7 @@ struct Searchctl: ParsableCommand {
         }
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var command = command as? any AsyncParsableCommand { try await command.run() } else { try command.run() }
             requireOutputWritten()
         } catch {
             // Even "nothing found" (exit 1) after partial output must not hide a failed write.

@@ -26,7 +26,7 @@ struct RealStoreTests {
             #expect(Set(opened.model.entities.map(\.name)) == Set(opened.metadata.versionHashes.keys))
         } else {
             #expect(opened.model.source == .schema)
-            #expect(opened.notes.contains { $0.contains("inferred") })
+            #expect(opened.notes.contains(.modelInferred))
             let modelPath = folder.appendingPathComponent(store.modelFile ?? "").path
             let withModel = try PersistentStore(path: path, modelPath: modelPath)
             #expect(withModel.model.source == .modelFile(path: modelPath))
@@ -422,6 +422,23 @@ struct StoreAtRestTests {
         save.insert("Author", attributes: ["alias": .string("saved while open"), "age": .integer(2)])
         _ = try app.save(save)
         #expect(try books(store) == before + 2)
+    }
+
+    @Test("a store reached through a symbolic link is live when the real file's -wal is: the app's saves are read, not a stale main file")
+    func throughLink() throws {
+        let path = try Fixtures.copyStore("SampleModel2_V1", to: directory)
+        let app = try StoreWriter(path: path)
+        var save = SaveRequest()
+        save.insert("Author", attributes: ["alias": .string("in the wal"), "age": .integer(3)])
+        _ = try app.save(save)
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        let link = directory.appendingPathComponent("Link-\(UUID().uuidString).sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        let direct = try PersistentStore(path: path)
+        let linked = try PersistentStore(path: link)
+        #expect(linked.access == .shared)
+        #expect(try books(linked) == (try books(direct)))
+        _ = app
     }
 
     @Test("the data version changes with a save that makes the reader open the store again, read first or not")

@@ -6,18 +6,6 @@ import SearchIndex
 import Synchronization
 import Testing
 
-/// What a follower thread has seen, shared with the test's thread.
-final class FollowerLog: Sendable {
-    private let state = Mutex<(summaries: [Exporter.Summary], stop: Bool, failure: String?, done: Bool)>(([], false, nil, false))
-    var summaries: [Exporter.Summary] { state.withLock { $0.summaries } }
-    var stopRequested: Bool { state.withLock { $0.stop } }
-    var done: Bool { state.withLock { $0.done } }
-    var failure: String? { state.withLock { $0.failure } }
-    func record(_ summary: Exporter.Summary) { state.withLock { $0.summaries.append(summary) } }
-    func requestStop() { state.withLock { $0.stop = true } }
-    func finish(_ failure: String?) { state.withLock { $0.failure = failure; $0.done = true } }
-}
-
 @Suite("Follow mode: file notifications and debouncing")
 struct FollowModeTests {
     let directory: URL = {
@@ -33,26 +21,12 @@ struct FollowModeTests {
         return (writer, try writer.save(save).insertedObjectIDs)
     }
 
-    /// Runs `follow` on its own thread (blocking SQLite work stays off the cooperative pool).
-    func startFollower(store path: String, timing: Exporter.FollowTiming) throws -> FollowerLog {
-        let log = FollowerLog()
-        let ready = DispatchSemaphore(value: 0)
-        Thread {
-            do {
-                let store = try PersistentStore(path: path)
-                let index = try SearchIndex(path: path + ".searchindex", mode: .readWrite(permissions: nil))
-                let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model))
-                _ = try exporter.catchUp()
-                ready.signal()
-                try exporter.follow(timing: timing, shouldStop: { log.stopRequested }, report: { log.record($0) })
-                log.finish(nil)
-            } catch {
-                log.finish("\(error)")
-                ready.signal()
-            }
-        }.start()
-        ready.wait()
-        return log
+    /// A service following the store at `path` into the index beside it, caught up.
+    func startService(store path: String, timing: IndexingService.Timing = IndexingService.Timing()) async throws -> ServiceRecorder {
+        let recorder = ServiceRecorder(indexPath: path + ".searchindex", stores: [path], timing: timing)
+        try recorder.service.start()
+        #expect(await recorder.waitUntilCaughtUp())
+        return recorder
     }
 
     @Test("the store's -wal wakes the monitor; other files in its folder do not")
@@ -89,12 +63,12 @@ struct FollowModeTests {
     }
 
     @Test("with notifications a save is indexed long before the safety-net poll would look")
-    func notified() throws {
+    func notified() async throws {
         let path = directory.appendingPathComponent("Atlas.sqlite").path
         let (writer, ids) = try places(at: path)
-        var timing = Exporter.FollowTiming()
+        var timing = IndexingService.Timing()
         timing.notifiedPollInterval = 30 // only a notification can wake it in time
-        let log = try startFollower(store: path, timing: timing)
+        let recorder = try await startService(store: path, timing: timing)
         let index = try SearchIndex(path: path + ".searchindex", mode: .readOnly)
         var latencies: [Double] = []
         for round in 0..<5 {
@@ -103,58 +77,58 @@ struct FollowModeTests {
             try writer.save(save)
             let saved = Date()
             while try index.count(SearchRequest(query: "zephyr\(round)")) == 0 {
-                guard Date().timeIntervalSince(saved) < 10, log.failure == nil else { break }
+                guard Date().timeIntervalSince(saved) < 10, recorder.stops.isEmpty else { break }
                 usleep(2_000)
             }
             latencies.append(Date().timeIntervalSince(saved))
         }
-        log.requestStop()
-        var wake = SaveRequest() // the follower looks at its stop request when woken
-        wake.insert("Place", attributes: ["name": .string("last")])
-        try writer.save(wake)
-        let deadline = Date().addingTimeInterval(10)
-        while !log.done && Date() < deadline { usleep(10_000) }
-        #expect(log.done && log.failure == nil)
+        // A stop wakes the waiting thread: no save is needed, and no poll interval passes.
+        let stopping = Date()
+        await recorder.stop()
+        #expect(Date().timeIntervalSince(stopping) < 5)
+        #expect(recorder.stops.count == 1 && recorder.stops[0] == nil)
         #expect(latencies.allSatisfy { $0 < 2 }, "save → findable: \(latencies)")
     }
 
-    @Test("a save between the last catch-up and follow's start is not lost")
-    func saveBeforeFollowing() throws {
+    @Test("a save between the last catch-up and the service's start is not lost")
+    func saveBeforeFollowing() async throws {
         let path = directory.appendingPathComponent("Atlas.sqlite").path
         let (writer, ids) = try places(at: path)
-        let store = try PersistentStore(path: path)
-        let index = try SearchIndex(path: path + ".searchindex", mode: .readWrite(permissions: nil))
-        let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model))
+        let exporter = try Exporter.open(Exporter.Source(storePath: path, indexPath: path + ".searchindex"))
         _ = try exporter.catchUp()
+        exporter.close()
         var save = SaveRequest()
         save.update(.saved(ids[0]), attributes: ["name": .string("inbetween")])
         try writer.save(save)
-        // No save follows: only follow's own start can notice this one.
-        let deadline = Date().addingTimeInterval(0.6)
-        try exporter.follow(shouldStop: { Date() > deadline }, report: { _ in })
+        // No save follows: only the service's own start can notice this one.
+        var timing = IndexingService.Timing()
+        timing.notifiedPollInterval = 30
+        let recorder = try await startService(store: path, timing: timing)
+        await recorder.stop()
+        let index = try SearchIndex(path: path + ".searchindex", mode: .readOnly)
         #expect(try index.count(SearchRequest(query: "inbetween")) == 1)
     }
 
-    @Test("a migration in place or a replaced file ends follow with storeChanged, so the caller opens the store again")
-    func storeChanged() throws {
+    @Test("a migration in place is noticed and the store opened again; a replaced handle says so")
+    func storeChanged() async throws {
         let path = directory.appendingPathComponent("Atlas.sqlite").path
-        _ = try places(at: path)
-        let store = try PersistentStore(path: path)
-        let index = try SearchIndex(path: path + ".searchindex", mode: .readWrite(permissions: nil))
-        let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model))
-        var altered = false
-        let deadline = Date().addingTimeInterval(10)
-        let end = try exporter.follow(shouldStop: {
-            if !altered {
-                // What a lightweight migration does to a table, made by another connection.
-                altered = true
-                let queue = try? DatabaseQueue(path: path)
-                try? queue?.write { db in try db.execute(sql: "ALTER TABLE ZPLACE ADD COLUMN ZREGION VARCHAR") }
-                try? queue?.close()
-            }
-            return Date() > deadline
-        }, report: { _ in })
-        #expect(end == .storeChanged(reason: "changed its tables (a migration)"))
+        let (writer, ids) = try places(at: path)
+        let recorder = try await startService(store: path)
+        // What a lightweight migration does to a table, made by another connection.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in try db.execute(sql: "ALTER TABLE ZPLACE ADD COLUMN ZREGION VARCHAR") }
+        try queue.close()
+        #expect(await recorder.wait { events in
+            events.contains { if case .storeChanged(path, .migrated) = $0 { true } else { false } }
+        })
+        // The store opened again is followed on.
+        var save = SaveRequest()
+        save.update(.saved(ids[1]), attributes: ["name": .string("aftermigration")])
+        try writer.save(save)
+        let index = try SearchIndex(path: path + ".searchindex", mode: .readOnly)
+        #expect(await recorder.wait { _ in (try? index.count(SearchRequest(query: "aftermigration"))) == 1 })
+        await recorder.stop()
+        #expect(recorder.stops.count == 1 && recorder.stops[0] == nil)
 
         let replaced = directory.appendingPathComponent("other.sqlite").path
         _ = try places(at: replaced)
@@ -162,46 +136,62 @@ struct FollowModeTests {
         #expect(try fresh.staleness() == nil)
         // A table created and dropped (GRDB does it when it opens a store in WAL mode) moves SQLite's schema
         // cookie but changes nothing.
-        let queue = try DatabaseQueue(path: path)
-        try queue.write { db in try db.execute(sql: "CREATE TABLE passing (id INTEGER PRIMARY KEY); DROP TABLE passing") }
-        try queue.close()
+        let again = try DatabaseQueue(path: path)
+        try await again.write { db in try db.execute(sql: "CREATE TABLE passing (id INTEGER PRIMARY KEY); DROP TABLE passing") }
+        try again.close()
         #expect(try fresh.staleness() == nil)
         #expect(rename(replaced, path) == 0)
-        #expect(try fresh.staleness() == "was replaced by another file")
-        exporter.close()
+        #expect(try fresh.staleness() == .replaced)
     }
 
-    @Test("Exporter.open gives the index the store's permissions; reopen waits for a store to appear, then gives up")
-    func openAndReopen() throws {
+    @Test("a store replaced by a file still being copied is opened once it is a store; one that never becomes one stops the service")
+    func replacedWhileCopying() async throws {
         let path = directory.appendingPathComponent("Atlas.sqlite").path
         _ = try places(at: path)
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
-        let source = Exporter.Source(storePath: path, indexPath: path + ".searchindex", requiresHistory: true)
-        let exporter = try Exporter.open(source)
-        #expect(try exporter.catchUp().inserted == 20)
-        let mode = try FileManager.default.attributesOfItem(atPath: source.indexPath)[.posixPermissions] as? Int
+        var timing = IndexingService.Timing()
+        timing.reopenPatience = 10
+        let recorder = try await startService(store: path, timing: timing)
+        // A new index gets the store's permissions: it mirrors private data.
+        let mode = try FileManager.default.attributesOfItem(atPath: path + ".searchindex")[.posixPermissions] as? Int
         #expect(mode == 0o640)
-        exporter.close()
-        // Gone for good: after its patience, reopen reports the missing store.
-        var moved = source
-        moved.storePath = directory.appendingPathComponent("Gone.sqlite").path
-        let started = Date()
-        #expect(throws: ExportError.self) { try Exporter.reopen(moved, patience: 0.3, shouldStop: { false }) }
-        #expect(Date().timeIntervalSince(started) >= 0.3)
-        // A stop request ends the wait without an error.
-        #expect(try Exporter.reopen(moved, patience: 5, shouldStop: { true }) == nil)
-        // Back in place: the next reopen takes the lock the closed exporter gave up.
-        #expect(try Exporter.reopen(source, shouldStop: { false }) != nil)
+        let oldUUID = try #require(recorder.updates.first?.store.uuid)
+        // Half a file first, then the whole store renamed over it, as a copy tool or a restore does.
+        let partial = directory.appendingPathComponent("partial").path
+        try Data(repeating: 7, count: 100).write(to: URL(fileURLWithPath: partial))
+        #expect(rename(partial, path) == 0)
+        try await Task.sleep(nanoseconds: 600_000_000)
+        let replacement = directory.appendingPathComponent("replacement.sqlite").path
+        _ = try places(at: replacement, count: 5)
+        #expect(rename(replacement, path) == 0)
+        #expect(await recorder.wait { _ in recorder.updates.contains { $0.rebuildReason == .storeReplaced(previousUUID: oldUUID) } })
+        #expect(recorder.service.isRunning)
+        let index = try SearchIndex(path: path + ".searchindex", mode: .readOnly)
+        #expect(await recorder.wait { _ in (try? index.dump().count) == 5 })
+        await recorder.stop()
+
+        // Garbage that stays garbage: after its patience the service stops, saying why.
+        timing.reopenPatience = 0.3
+        let second = try await startService(store: path, timing: timing)
+        try Data(repeating: 7, count: 100).write(to: URL(fileURLWithPath: partial))
+        #expect(rename(partial, path) == 0)
+        #expect(await second.wait { _ in !second.stops.isEmpty })
+        guard case .store(.notADatabase)?? = second.stops.first else {
+            Issue.record("expected the service to stop on a file that is not a store: \(second.stops)")
+            return
+        }
+        #expect(!second.service.isRunning)
     }
 
     @Test("a burst of saves is debounced into few catch-ups and indexed exactly")
-    func debounced() throws {
+    func debounced() async throws {
         let path = directory.appendingPathComponent("Atlas.sqlite").path
         let (writer, ids) = try places(at: path, count: 60)
-        var timing = Exporter.FollowTiming()
+        var timing = IndexingService.Timing()
         timing.quietPeriod = 0.05
         timing.maxDelay = 0.5
-        let log = try startFollower(store: path, timing: timing)
+        let recorder = try await startService(store: path, timing: timing)
+        let before = recorder.updates.count
         for (round, id) in ids.enumerated() {
             var save = SaveRequest()
             if round % 3 == 0 { save.delete(id) } else { save.update(.saved(id), attributes: ["name": .string("burst\(round)")]) }
@@ -209,17 +199,13 @@ struct FollowModeTests {
         }
         let index = try SearchIndex(path: path + ".searchindex", mode: .readOnly)
         let newest = try PersistentStore(path: path).historyBounds().newest
-        let deadline = Date().addingTimeInterval(20)
-        while try index.checkpoints().first?.token != newest && Date() < deadline { usleep(10_000) }
-        log.requestStop()
-        var wake = SaveRequest()
-        wake.insert("Country", attributes: ["name": .string("wake")])
-        try writer.save(wake)
-        while !log.done && Date() < deadline { usleep(10_000) }
-        #expect(log.failure == nil)
-        let summaries = log.summaries
+        #expect(await recorder.wait { _ in (try? index.checkpoints().first?.token) == newest })
+        await recorder.stop()
+        #expect(recorder.stops.count == 1 && recorder.stops[0] == nil)
+        let summaries = recorder.updates.dropFirst(before)
         #expect(summaries.reduce(0) { $0 + $1.updated } == 40 && summaries.reduce(0) { $0 + $1.deleted } == 20)
         #expect(summaries.count < ids.count / 4, "\(summaries.count) catch-ups for \(ids.count) saves")
+        #expect(summaries.last?.token == newest)
         let names = Set(try index.dump().filter { $0.entity == "Place" }.map(\.displayName))
         #expect(names == Set(ids.indices.filter { $0 % 3 != 0 }.map { "burst\($0)" }))
     }

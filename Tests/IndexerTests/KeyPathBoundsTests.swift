@@ -41,35 +41,27 @@ struct KeyPathBoundsTests {
 @Suite("Index replaced under a follower")
 struct IndexReplacedTests {
     @Test("deleted, then replaced: follow stops with an error naming what happened", arguments: ["deleted", "replaced"])
-    func indexGone(how: String) throws {
+    func indexGone(how: String) async throws {
         let (folder, path, writer) = try TestFolder.atlasStore("gone")
         var save = SaveRequest()
         save.insert("Place", attributes: ["name": .string("first")])
         _ = try writer.save(save)
         let indexPath = folder.appendingPathComponent("atlas.searchindex").path
-        let store = try PersistentStore(path: path)
-        let index = try SearchIndex(path: indexPath, mode: .readWrite(permissions: nil))
-        let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model))
-        var acted = false
-        let deadline = Date().addingTimeInterval(10)
-        do {
-            try exporter.follow(shouldStop: {
-                if !acted {
-                    acted = true
-                    try? FileManager.default.removeItem(atPath: indexPath)
-                    if how == "replaced" { _ = FileManager.default.createFile(atPath: indexPath, contents: Data()) }
-                    var next = SaveRequest()
-                    next.insert("Place", attributes: ["name": .string("second")])
-                    _ = try? writer.save(next)
-                }
-                return Date() > deadline
-            }, report: { _ in })
-            Issue.record("follow went on writing into a \(how) index")
-        } catch .index(.indexReplaced(let reportedPath, let reason)) {
-            #expect(reportedPath == indexPath)
-            #expect(reason == (how == "deleted" ? "was deleted" : "was replaced by another file"))
-        } catch {
-            Issue.record("unexpected \(error)")
+        let recorder = ServiceRecorder(indexPath: indexPath, stores: [path])
+        try recorder.service.start()
+        #expect(await recorder.waitUntilCaughtUp())
+        try FileManager.default.removeItem(atPath: indexPath)
+        if how == "replaced" { _ = FileManager.default.createFile(atPath: indexPath, contents: Data()) }
+        var next = SaveRequest()
+        next.insert("Place", attributes: ["name": .string("second")])
+        _ = try writer.save(next)
+        #expect(await recorder.wait { _ in !recorder.stops.isEmpty })
+        #expect(!recorder.service.isRunning)
+        guard case .index(.indexReplaced(let reportedPath, let reason))?? = recorder.stops.first else {
+            Issue.record("follow went on writing into a \(how) index: \(recorder.stops)")
+            return
         }
+        #expect(reportedPath == indexPath)
+        #expect(reason == (how == "deleted" ? "was deleted" : "was replaced by another file"))
     }
 }

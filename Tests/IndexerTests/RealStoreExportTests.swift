@@ -183,50 +183,46 @@ struct RealStoreExportTests {
 @Suite("Following the first history layout", .enabled(if: realStoresAvailable, "../shared/fixtures/real-stores is absent"))
 struct FirstHistoryLayoutFollowTests {
     @Test("an insert and a delete saved by a 10.13-era app are indexed from history, while following")
-    func followsFirstLayout() throws {
+    func followsFirstLayout() async throws {
         let work = try TestFolder.make("first-layout")
         let path = work.appendingPathComponent("knowledgeC.db").path
         try FileManager.default.copyItem(
             atPath: realStoresFolder.appendingPathComponent("log2timeline__plaso__macos_knowledgec-10.13/knowledgec-10.13.db").path, toPath: path)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
 
-        let store = try PersistentStore(path: path)
-        let index = try SearchIndex(path: work.appendingPathComponent("k.searchindex").path, mode: .readWrite(permissions: nil))
-        let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model))
-        let first = try exporter.catchUp()
+        let indexPath = work.appendingPathComponent("k.searchindex").path
+        let recorder = ServiceRecorder(indexPath: indexPath, stores: [path])
+        try recorder.service.start()
+        #expect(await recorder.waitUntilCaughtUp())
+        let first = try #require(recorder.updates.first)
         #expect(first.token == 536)
-        let uuid = store.metadata.storeUUID
+        let uuid = first.store.uuid
+        let index = try SearchIndex(path: indexPath, mode: .readOnly)
         #expect(try index.dump().contains { $0.uri == "x-coredata://\(uuid)/Event/p508" })
 
         // One save as Core Data 851 writes it: the row, a transaction with its strings inline, a change.
-        var saved = false
-        var reports: [Exporter.Summary] = []
-        let deadline = Date().addingTimeInterval(20)
-        let end = try exporter.follow(shouldStop: {
-            if !saved {
-                saved = true
-                let app = try? DatabaseQueue(path: path)
-                try? app?.write { db in
-                    try db.execute(sql: "CREATE TEMP TABLE copy AS SELECT * FROM ZOBJECT WHERE Z_PK = 508")
-                    try db.execute(sql: "UPDATE copy SET Z_PK = 10000")
-                    try db.execute(sql: "INSERT INTO ZOBJECT SELECT * FROM copy")
-                    try db.execute(sql: "DELETE FROM ZOBJECT WHERE Z_PK = 509")
-                    try db.execute(sql: """
-                        INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZTIMESTAMP, ZAUTHOR, ZBUNDLEID, ZCONTEXTNAME, ZPROCESSID)
-                        VALUES (537, 16002, NULL, 600000000, NULL, 'org.searchlight.tests', NULL, 'swift-test')
-                        """)
-                    try db.execute(sql: """
-                        INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS)
-                        VALUES (1116, 16001, NULL, 0, 10, 10000, 537, NULL), (1117, 16001, NULL, 2, 10, 509, 537, NULL)
-                        """)
-                    try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 537 WHERE Z_ENT = 16002")
-                    try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 1117 WHERE Z_ENT = 16001")
-                }
-            }
-            return reports.contains { $0.token == 537 } || Date() > deadline
-        }, report: { reports.append($0) })
-        #expect(end == .stopped)
-        let caughtUp = try #require(reports.first { $0.token == 537 })
+        let app = try DatabaseQueue(path: path)
+        try await app.write { db in
+            try db.execute(sql: "CREATE TEMP TABLE copy AS SELECT * FROM ZOBJECT WHERE Z_PK = 508")
+            try db.execute(sql: "UPDATE copy SET Z_PK = 10000")
+            try db.execute(sql: "INSERT INTO ZOBJECT SELECT * FROM copy")
+            try db.execute(sql: "DELETE FROM ZOBJECT WHERE Z_PK = 509")
+            try db.execute(sql: """
+                INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZTIMESTAMP, ZAUTHOR, ZBUNDLEID, ZCONTEXTNAME, ZPROCESSID)
+                VALUES (537, 16002, NULL, 600000000, NULL, 'org.searchlight.tests', NULL, 'swift-test')
+                """)
+            try db.execute(sql: """
+                INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS)
+                VALUES (1116, 16001, NULL, 0, 10, 10000, 537, NULL), (1117, 16001, NULL, 2, 10, 509, 537, NULL)
+                """)
+            try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 537 WHERE Z_ENT = 16002")
+            try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 1117 WHERE Z_ENT = 16001")
+        }
+        try app.close()
+        #expect(await recorder.wait { _ in recorder.updates.contains { $0.token == 537 } })
+        await recorder.stop()
+        #expect(recorder.stops.count == 1 && recorder.stops.first! == nil)
+        let caughtUp = try #require(recorder.updates.first { $0.token == 537 })
         #expect(caughtUp.inserted == 1 && caughtUp.deleted == 1)
         let uris = Set(try index.dump().map(\.uri))
         #expect(uris.contains("x-coredata://\(uuid)/Event/p10000"))

@@ -31,7 +31,7 @@ struct RestoredStoreTests {
         let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model))
         defer { exporter.close() }
         var log: [String] = []
-        let summary = try exporter.catchUp(log: { log.append($0) })
+        let summary = try exporter.catchUp(events: { log.append(ExporterTests.sentence($0)) })
         return (summary, log, Set(try index.dump().map(\.displayName)))
     }
 
@@ -56,7 +56,7 @@ struct RestoredStoreTests {
         try prepare()
         try restore()
         let (summary, log, names) = try index()
-        #expect(summary.rebuildReason?.contains("restored from a backup") == true, "\(summary.rebuildReason ?? "")")
+        #expect(summary.rebuildReason?.description.contains("restored from a backup") == true, "\(String(describing: summary.rebuildReason))")
         #expect(log.contains { $0.contains("restored from a backup") })
         #expect(names == ["first"])
         #expect(summary.token == 1)
@@ -69,7 +69,7 @@ struct RestoredStoreTests {
         try save(["fourth"])
         try save(["fifth"])
         let (summary, _, names) = try index()
-        #expect(summary.rebuildReason?.contains("restored from a backup and saved since") == true, "\(summary.rebuildReason ?? "")")
+        #expect(summary.rebuildReason?.description.contains("restored from a backup and saved since") == true, "\(String(describing: summary.rebuildReason))")
         #expect(names == ["first", "fourth", "fifth"])
         #expect(summary.token == 3)
         // Then it is the history followed: the next run has nothing to do.

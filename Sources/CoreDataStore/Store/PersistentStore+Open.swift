@@ -21,7 +21,10 @@ extension PersistentStore {
     /// Opens the database the cheapest safe way and reads its catalog, falling back when the folder is read-only.
     static func open(path: String) throws(CoreDataStoreError) -> (DatabaseQueue, StoreCatalog, Access) {
         let isWAL = try checkFile(at: path)
-        let wal = try companion(path, "-wal"), shm = try companion(path, "-shm")
+        // SQLite follows a symbolic link to the store and keeps the companions beside the real file: a store
+        // reached through a link is live when the real file's -wal is, whatever lies beside the link.
+        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let wal = try companion(real, "-wal"), shm = try companion(real, "-shm")
         if isWAL && wal == nil && shm == nil {
             return try connect(path: path, immutable: true, access: .atRest)
         }
@@ -33,7 +36,7 @@ extension PersistentStore {
             if (wal ?? 0) == 0 {
                 return try connect(path: path, immutable: true, access: .readOnlyMedia)
             }
-            return try openPrivateCopy(of: path)
+            return try openPrivateCopy(of: real)
         }
     }
 

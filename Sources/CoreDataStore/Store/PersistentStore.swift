@@ -18,8 +18,8 @@ public final class PersistentStore: Sendable {
     public let layout: StoreLayout
     /// Whether the store tracks persistent history.
     public let hasHistory: Bool
-    /// Notes about the model choice worth telling a user (e.g. that the model was inferred).
-    public let notes: [String]
+    /// What is worth telling a user about how the store is read (e.g. that its model was inferred).
+    public let notes: [Note]
 
     /// The connection, which leaves the at-rest mode by itself when an app opens the store.
     let connection: StoreConnection
@@ -46,12 +46,12 @@ public final class PersistentStore: Sendable {
         metadata = try StoreMetadata(storeUUID: catalog.storeUUID, plist: catalog.metadataPlist)
         hasHistory = catalog.hasHistory
 
-        var notes: [String] = []
+        var notes: [Note] = []
         switch access {
         case .readOnlyMedia:
-            notes.append("the store's folder or companions cannot be written: it is read as an immutable file (its -wal is empty)")
+            notes.append(.readAsImmutable)
         case .privateCopy:
-            notes.append("the store's folder cannot be written and its -wal holds data: it is read from a private copy")
+            notes.append(.readFromPrivateCopy)
         case .shared, .atRest:
             break
         }
@@ -67,13 +67,13 @@ public final class PersistentStore: Sendable {
             chosen = cachedModel
         } else {
             chosen = try ManagedObjectModel(inferringFrom: catalog)
-            notes.append("the store has no Z_MODELCACHE and no --model was given: the model is inferred from the tables (property names are lower-cased column names)")
+            notes.append(.modelInferred)
         }
         model = chosen
         layout = StoreLayout(model: chosen, entityNumbers: catalog.entityNumbers(for: chosen),
                              schema: catalog.tables.mapValues { $0.map(\.name) })
         if !layout.unresolvedRelationships.isEmpty {
-            notes.append("the file has no join table or key column for \(layout.unresolvedRelationships.joined(separator: ", ")): these relationships read as empty")
+            notes.append(.unresolvedRelationships(layout.unresolvedRelationships))
         }
         self.notes = notes
         entityNameByNumber = Dictionary(layout.entityNumbers.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
@@ -114,14 +114,14 @@ public final class PersistentStore: Sendable {
     /// Why this handle no longer describes the store at ``path``, or nil if it still does: the file was
     /// replaced by another (a new inode) or its schema changed (a migration in place). Cheap enough to ask
     /// on every wake of a follower: one `stat` and one header read.
-    public func staleness() throws(CoreDataStoreError) -> String? {
+    public func staleness() throws(CoreDataStoreError) -> Change? {
         let current = FileIdentity(path: path)
         if current == nil { return nil } // gone for now (being replaced): keep the open file until a new one appears
-        if current != fileIdentity { return "was replaced by another file" }
+        if current != fileIdentity { return .replaced }
         do {
             // GRDB, for one, creates and drops a table to make a WAL file exist: only other SQL is a change.
             let schema = try connection.read { db in try StoreCatalog.Schema.read(db, unlessVersion: catalog.schema) }
-            return schema.sql != catalog.schema.sql ? "changed its tables (a migration)" : nil
+            return schema.sql != catalog.schema.sql ? .migrated : nil
         } catch {
             throw Self.storeError(error, path: path)
         }

@@ -71,7 +71,9 @@ final class StoreConnection: @unchecked Sendable {
         }
     }
 
+    /// Whether an app opened the store: its companions exist beside the real file (SQLite follows a link).
     private func companionsExist() -> Bool {
-        RegularFile.kind(of: path + "-wal") != .missing || RegularFile.kind(of: path + "-shm") != .missing
+        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        return RegularFile.kind(of: real + "-wal") != .missing || RegularFile.kind(of: real + "-shm") != .missing
     }
 }

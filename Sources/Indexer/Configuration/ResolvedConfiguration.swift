@@ -60,8 +60,9 @@ public struct ResolvedConfiguration: Sendable {
         public var description: String
     }
 
-    /// Resolves a configuration (nil: zero configuration) against a model.
-    public init(_ configuration: IndexConfiguration?, model: ManagedObjectModel) throws(ResolutionError) {
+    /// Resolves a configuration (nil: zero configuration) against a model; expressions may call the
+    /// `FUNCTION` selectors `functions` registers, and no others.
+    public init(_ configuration: IndexConfiguration?, model: ManagedObjectModel, functions: FunctionRegistry = .standard) throws(ResolutionError) {
         self.model = model
         let configuration = configuration ?? IndexConfiguration()
         given = configuration
@@ -81,7 +82,7 @@ public struct ResolvedConfiguration: Sendable {
             var fields = Self.defaults(for: entity.name, model: model)
             for case .fields(let override) in chain { fields = fields.overridden(by: override) }
             effective[entity.name] = .fields(fields)
-            plans[entity.name] = try Self.plan(fields, entity: entity.name, model: model)
+            plans[entity.name] = try Self.plan(fields, entity: entity.name, model: model, functions: functions)
         }
         self.plans = plans
         // Saved searches: the configuration's, and each fetch-request template of the model whose key
@@ -132,12 +133,13 @@ public struct ResolvedConfiguration: Sendable {
         return current
     }
 
-    private static func plan(_ fields: IndexConfiguration.EntityFields, entity: String, model: ManagedObjectModel) throws(ResolutionError) -> EntityPlan {
+    private static func plan(_ fields: IndexConfiguration.EntityFields, entity: String, model: ManagedObjectModel,
+                             functions: FunctionRegistry) throws(ResolutionError) -> EntityPlan {
         func parse(_ text: String?) throws(ResolutionError) -> Expression? {
             guard let text else { return nil }
             let expression: Expression
             do {
-                expression = try ExpressionParser.parse(text)
+                expression = try ExpressionParser.parse(text, functions: functions)
             } catch {
                 throw ResolutionError(description: "\(entity): \(error)")
             }

@@ -13,6 +13,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
     case unsafeFile(path: String, reason: String)
     /// A store whose UUID the index already follows at another path that still exists: a copy of it.
     case duplicateStore(uuid: String, indexedPath: String, path: String)
+    /// An object ID names a store the service does not index.
+    case unknownStore(uuid: String)
     /// Following needs history the store does not track.
     case historyNotTracked(path: String)
     /// Something failed that none of the cases above explains: a bug, not bad input.
@@ -33,8 +35,23 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
                 + "index the copy into an index of its own (--index), or move the original away first"
         case .internalFailure(let message):
             "internal error: \(message); this is a Searchlight bug: please report it with the command you ran"
+        case .unknownStore(let uuid):
+            "no store with UUID \(uuid) is indexed here"
         case .historyNotTracked(let path):
             "\(path) has no persistent history, so --follow cannot see changes; turn on NSPersistentHistoryTrackingKey in the app's store description (index without --follow re-exports everything each run)"
+        }
+    }
+}
+
+extension ExportError {
+    /// The error as an export reports it: the store's and the index's own errors wrapped, anything else
+    /// (not bad input) an internal failure.
+    init(_ error: any Error) {
+        switch error {
+        case let error as ExportError: self = error
+        case let error as CoreDataStoreError: self = .store(error)
+        case let error as SearchIndexError: self = .index(error)
+        default: self = .internalFailure("\(error)")
         }
     }
 }

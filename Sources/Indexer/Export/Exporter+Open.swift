@@ -18,56 +18,73 @@ extension Exporter {
         public var batchSize: Int
         /// Whether the store must track persistent history (following needs it).
         public var requiresHistory: Bool
+        /// The functions `FUNCTION(x, 'name:')` may call in the configuration's expressions.
+        public var functions: FunctionRegistry
+        /// Per entity name, code that reshapes or skips the item the configuration builds.
+        public var producers: [String: any ItemProducer]
 
         /// Describes a source.
         public init(storePath: String, modelPath: String? = nil, configuration: IndexConfiguration? = nil, indexPath: String,
-                    batchSize: Int = 1_000, requiresHistory: Bool = false) {
+                    batchSize: Int = 1_000, requiresHistory: Bool = false, functions: FunctionRegistry = .standard,
+                    producers: [String: any ItemProducer] = [:]) {
             self.storePath = storePath
             self.modelPath = modelPath
             self.configuration = configuration
             self.indexPath = indexPath
             self.batchSize = batchSize
             self.requiresHistory = requiresHistory
+            self.functions = functions
+            self.producers = producers
         }
     }
 
     /// Opens the store and the index, resolves the configuration against the store's model and takes the
     /// index's writer lock. A new index gets the store file's permissions: it mirrors private data.
-    /// `note` hears what a user should know about the model choice.
-    public static func open(_ source: Source, note: (String) -> Void = { _ in }) throws(ExportError) -> Exporter {
+    /// `events` hears notices about how the store is read and which configuration is used.
+    public static func open(_ source: Source, events: (IndexingEvent) -> Void = { _ in }) throws(ExportError) -> Exporter {
+        try checkIndexIsNotStore(indexPath: source.indexPath, storePath: source.storePath)
+        let lock = try WriterLock(indexPath: source.indexPath)
+        let index = try openIndex(source.indexPath, mirroring: source.storePath)
+        return try open(source, index: index, lock: lock, events: events)
+    }
+
+    /// Opens the index at `indexPath` for writing, created with the permissions of the store at `storePath`:
+    /// its read and write bits (setuid, sticky and execute never carry over), always readable and writable
+    /// by the owner, so a store on read-only media still gets an index its exporter can write.
+    static func openIndex(_ indexPath: String, mirroring storePath: String, busyTimeout: TimeInterval = 10) throws(ExportError) -> SearchIndex {
+        var info = stat()
+        let storeMode = stat(storePath, &info) == 0 ? Int(info.st_mode & 0o777) : 0o600
+        do { return try SearchIndex(path: indexPath, mode: .readWrite(permissions: (storeMode & 0o666) | 0o600), busyTimeout: busyTimeout) }
+        catch { throw .index(error) }
+    }
+
+    /// Opens the source's store and an exporter of it into `index`, writing under `lock` (nil: the caller
+    /// holds the index's writer lock).
+    static func open(_ source: Source, index: SearchIndex, lock: WriterLock?, events: (IndexingEvent) -> Void) throws(ExportError) -> Exporter {
         let store: PersistentStore
         do { store = try PersistentStore(path: source.storePath, modelPath: source.modelPath) } catch { throw .store(error) }
-        store.notes.forEach(note)
+        for note in store.notes { events(.notice(.store(path: source.storePath, note))) }
         if source.requiresHistory && !store.hasHistory { throw .historyNotTracked(path: source.storePath) }
-        // The index must never be the store (or any other name of it): opening it read-write would write the app's file.
-        if let storeFile = Self.identity(source.storePath), let indexFile = Self.identity(source.indexPath), storeFile == indexFile {
-            throw .unsafeFile(path: source.indexPath, reason: "it is the store itself (\(source.storePath))")
-        }
-        // The resolved store's read and write bits (setuid, sticky and execute never carry over), always
-        // readable and writable by the owner: a store on read-only media still gets an index its exporter can write.
-        var info = stat()
-        let storeMode = stat(source.storePath, &info) == 0 ? Int(info.st_mode & 0o777) : 0o600
-        let permissions = (storeMode & 0o666) | 0o600
-        let index: SearchIndex
-        do { index = try SearchIndex(path: source.indexPath, mode: .readWrite(permissions: permissions)) } catch { throw .index(error) }
-        let configuration = try resolveConfiguration(source, model: store.model, index: index, storeUUID: store.metadata.storeUUID, note: note)
-        return try Exporter(store: store, index: index, configuration: configuration, batchSize: source.batchSize)
+        try checkIndexIsNotStore(indexPath: source.indexPath, storePath: source.storePath)
+        let configuration = try resolveConfiguration(source, model: store.model, index: index, storeUUID: store.metadata.storeUUID, events: events)
+        return Exporter(store: store, index: index, configuration: configuration, functions: source.functions, producers: source.producers,
+                        batchSize: source.batchSize, lock: lock)
     }
 
     /// The configuration `open` would index `source` with, without opening anything for writing (what
     /// `--print-config` shows).
-    public static func configuration(for source: Source, note: (String) -> Void = { _ in }) throws(ExportError) -> ResolvedConfiguration {
+    public static func configuration(for source: Source, events: (IndexingEvent) -> Void = { _ in }) throws(ExportError) -> ResolvedConfiguration {
         let store: PersistentStore
         do { store = try PersistentStore(path: source.storePath, modelPath: source.modelPath) } catch { throw .store(error) }
         let index = source.configuration == nil && FileManager.default.fileExists(atPath: source.indexPath)
             ? try? SearchIndex(path: source.indexPath, mode: .readOnly) : nil
-        return try resolveConfiguration(source, model: store.model, index: index, storeUUID: store.metadata.storeUUID, note: note)
+        return try resolveConfiguration(source, model: store.model, index: index, storeUUID: store.metadata.storeUUID, events: events)
     }
 
     /// The source's configuration; without one, the configuration the index was built with for this store
     /// (a restarted indexer keeps it rather than throwing a configured index away for the defaults).
     private static func resolveConfiguration(
-        _ source: Source, model: ManagedObjectModel, index: SearchIndex?, storeUUID: String, note: (String) -> Void
+        _ source: Source, model: ManagedObjectModel, index: SearchIndex?, storeUUID: String, events: (IndexingEvent) -> Void
     ) throws(ExportError) -> ResolvedConfiguration {
         var chosen = source.configuration
         if chosen == nil, let index {
@@ -77,11 +94,19 @@ extension Exporter {
                 do { chosen = try IndexConfiguration(json: Data(json.utf8), path: "the configuration stored in \(source.indexPath)") }
                 catch { throw .configuration(error.description) }
                 if chosen?.entities.isEmpty == false {
-                    note("using the configuration the index was built with (pass a configuration to change it)")
+                    events(.notice(.storedConfigurationUsed(path: source.storePath)))
                 }
             }
         }
-        do { return try ResolvedConfiguration(chosen, model: model) } catch { throw .configuration(error.description) }
+        do { return try ResolvedConfiguration(chosen, model: model, functions: source.functions) } catch { throw .configuration(error.description) }
+    }
+
+    /// Refuses an index that is the store (or any other name of it): opening it read-write, or a lock beside
+    /// it, would write into the app's folder for nothing, and writing it would write the app's file.
+    static func checkIndexIsNotStore(indexPath: String, storePath: String) throws(ExportError) {
+        if let storeFile = identity(storePath), let indexFile = identity(indexPath), storeFile == indexFile {
+            throw .unsafeFile(path: indexPath, reason: "it is the store itself (\(storePath))")
+        }
     }
 
     /// The device and inode of the file a path resolves to, nil when there is none.
@@ -89,21 +114,5 @@ extension Exporter {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return [UInt64(truncatingIfNeeded: info.st_dev), UInt64(truncatingIfNeeded: info.st_ino)]
-    }
-
-    /// Opens `source` again after ``FollowEnd/storeChanged(reason:)``, giving a file still being copied into
-    /// place up to `patience` seconds to become a readable store; nil when `shouldStop` says so meanwhile.
-    /// Call ``close()`` on the old exporter first: the new one takes the index's writer lock.
-    public static func reopen(_ source: Source, patience: TimeInterval = 10, shouldStop: () -> Bool,
-                              note: (String) -> Void = { _ in }) throws(ExportError) -> Exporter? {
-        let deadline = Date().addingTimeInterval(patience)
-        while true {
-            do {
-                return try open(source, note: note)
-            } catch .store where Date() < deadline {
-                if shouldStop() { return nil }
-                usleep(200_000)
-            }
-        }
     }
 }

@@ -8,15 +8,17 @@ import SearchIndex
 /// after T0 is replayed in batches. Every batch — export page or history — is one index transaction that
 /// carries the new checkpoint, so a crash anywhere resumes exactly where the index says it is.
 public final class Exporter {
-    /// What a catch-up did.
+    /// What a catch-up did: the facts of Core Spotlight's `indexDidUpdateNotification`, and more.
     public struct Summary: Sendable {
+        /// The store caught up.
+        public var store: IndexedStore
         public var inserted = 0, updated = 0, deleted = 0
         /// Items built again from history that turned out equal to what the index held (not written).
         public var unchanged = 0
         /// The history token reached.
         public var token: Int64 = 0
         /// Why everything was re-exported, if it was.
-        public var rebuildReason: String?
+        public var rebuildReason: RebuildReason?
         /// Whether a first export ran.
         public var exported = false
         /// Whether a stop request ended the catch-up early (between batches: the index holds a whole
@@ -28,6 +30,12 @@ public final class Exporter {
         /// Values left out of items because they were not finite numbers (NaN, ±∞) or not coordinates: the
         /// items were indexed without them.
         public var omittedValues = 0
+
+        /// An empty summary of a catch-up of `store`.
+        public init(store: IndexedStore) { self.store = store }
+
+        /// Whether the catch-up changed the index (or rebuilt it).
+        public var changedIndex: Bool { inserted + updated + deleted > 0 || rebuildReason != nil }
     }
 
     let store: PersistentStore
@@ -36,99 +44,121 @@ public final class Exporter {
     let builder: ItemBuilder
     let batchSize: Int
     let storePath: String
+    /// What items contain, as the checkpoint records it: the configuration's digest and the producers' versions.
+    let configurationDigest: String
     /// The configuration as given, as JSON, kept with every checkpoint so a later run can reuse it.
     let configurationJSON: String
     /// Each entity's parent in the store's model, kept with the checkpoint for entity filters.
     let entityParents: [String: String]
     /// Which indexed objects show which related objects, and what: fixed by the configuration, so computed once.
     let digests: ShownValueDigests
-    private let lock: WriterLock
+    /// The index's writer lock, when this exporter holds it alone (nil: its owner, an
+    /// ``IndexingService`` writing several stores into one index, holds it).
+    private let lock: WriterLock?
 
     /// When a catch-up with a long backlog gives way to a rebuild beside the index.
     public var rebuildPolicy = RebuildPolicy()
 
     /// Opens an exporter; takes the index's writer lock (a second exporter fails naming the first).
-    public init(store: PersistentStore, index: SearchIndex, configuration: ResolvedConfiguration,
-                functions: FunctionRegistry = .standard, batchSize: Int = 1_000) throws(ExportError) {
+    ///
+    /// - Parameters:
+    ///   - functions: The functions `FUNCTION(x, 'name:')` may call in the configuration's expressions.
+    ///   - producers: Per entity name, code that reshapes or skips the item the configuration builds
+    ///     (entities inherit their parent's producer).
+    public convenience init(store: PersistentStore, index: SearchIndex, configuration: ResolvedConfiguration,
+                            functions: FunctionRegistry = .standard, producers: [String: any ItemProducer] = [:],
+                            batchSize: Int = 1_000) throws(ExportError) {
+        let lock = try WriterLock(indexPath: index.path)
+        self.init(store: store, index: index, configuration: configuration, functions: functions, producers: producers,
+                  batchSize: batchSize, lock: lock)
+    }
+
+    /// An exporter writing under `lock`, or under a lock its owner holds (nil).
+    init(store: PersistentStore, index: SearchIndex, configuration: ResolvedConfiguration, functions: FunctionRegistry,
+         producers: [String: any ItemProducer], batchSize: Int, lock: WriterLock?) {
         self.store = store
         self.index = index
         self.configuration = configuration
-        self.builder = ItemBuilder(configuration: configuration, functions: functions)
+        self.builder = ItemBuilder(configuration: configuration, functions: functions, producers: producers)
         self.batchSize = max(1, batchSize)
         digests = ShownValueDigests(configuration: configuration, dependencies: builder.dependencies())
+        configurationDigest = producers.isEmpty ? configuration.digest : ResolvedConfiguration.fnv1a(configuration.digest + " " + builder.producerDigest)
         configurationJSON = configuration.stored.json
         entityParents = Dictionary(store.model.entities.compactMap { entity in entity.superentityName.map { (entity.name, $0) } },
                                    uniquingKeysWith: { first, _ in first })
         storePath = URL(fileURLWithPath: store.path).standardizedFileURL.path
-        lock = try WriterLock(indexPath: index.path)
+        self.lock = lock
     }
 
     /// Gives up the index's writer lock: the exporter must not be used afterwards. Lets a process open a
     /// new exporter on the same index (a store replaced under a follower) without waiting for this one's deinit.
     public func close() {
-        lock.release()
+        lock?.release()
     }
 
     private func checkpoint(token: Int64, tokenTimestamp: Date?, exportState: String?) -> StoreCheckpoint {
         StoreCheckpoint(storeUUID: store.metadata.storeUUID, storePath: storePath, token: token, modelDigest: store.metadata.modelDigest,
-                        configurationDigest: configuration.digest, exportState: exportState, tokenTimestamp: tokenTimestamp,
+                        configurationDigest: configurationDigest, exportState: exportState, tokenTimestamp: tokenTimestamp,
                         configuration: configurationJSON, entityParents: entityParents)
     }
 
     /// Why the store's history is not the one the index followed up to `checkpoint`, or nil when it is:
     /// a store restored from a backup either ends before the token, or, saved since, has a different
     /// transaction under the token's number.
-    private func divergence(from checkpoint: StoreCheckpoint, bounds: HistoryBounds) throws -> String? {
+    private func divergence(from checkpoint: StoreCheckpoint, bounds: HistoryBounds) throws -> RebuildReason? {
         if checkpoint.token > bounds.newest {
-            return "the store's history ends at transaction \(bounds.newest), before the index's token \(checkpoint.token): "
-                + "the store was restored from a backup or its history was reset"
+            return .historyEndsBeforeToken(newest: bounds.newest, token: checkpoint.token)
         }
         guard checkpoint.token > 0, let recorded = checkpoint.tokenTimestamp,
               let actual = try store.timestamp(ofTransaction: checkpoint.token), actual != recorded else { return nil }
-        return "transaction \(checkpoint.token) of the store was saved at \(actual), not at \(recorded) as the index recorded: "
-            + "the store was restored from a backup and saved since"
+        return .historyRewritten(token: checkpoint.token, recorded: recorded, found: actual)
     }
 
+    /// The store this exporter reads, as events name it.
+    public var indexedStore: IndexedStore { IndexedStore(uuid: store.metadata.storeUUID, path: store.path) }
+
     /// Brings the index up to the store's newest transaction and returns what changed.
-    /// `log` receives announcements (rebuilds); `progress`, if given, hears after every page of a first export;
-    /// `shouldStop` is asked between batches (SIGINT/SIGTERM), never in the middle of one.
-    public func catchUp(rebuild: Bool = false, log: (String) -> Void = { _ in },
-                        progress: ((ExportProgress) -> Void)? = nil, shouldStop: () -> Bool = { false }) throws(ExportError) -> Summary {
+    ///
+    /// `events` hears what happens on the way (a rebuild and why, a first export's progress after every
+    /// transaction); `shouldStop` is asked between batches, never in the middle of one.
+    public func catchUp(rebuild: Bool = false, events: (IndexingEvent) -> Void = { _ in },
+                        shouldStop: () -> Bool = { false }) throws(ExportError) -> Summary {
         let start = DispatchTime.now().uptimeNanoseconds
-        var summary = Summary()
+        var summary = Summary(store: indexedStore)
         do {
             let uuid = store.metadata.storeUUID
             // A store replaced at the same path: its old items go.
             let checkpoints = try index.checkpoints()
             for old in checkpoints where old.storePath == storePath && old.storeUUID != uuid {
-                log("store \(storePath) was replaced (UUID \(old.storeUUID) → \(uuid)): removing \(try index.removeStore(uuid: old.storeUUID)) items of the old store")
-                summary.rebuildReason = "the store was replaced"
+                let removed = try index.removeStore(uuid: old.storeUUID)
+                events(.previousStoreRemoved(indexedStore, previousUUID: old.storeUUID, items: removed))
+                summary.rebuildReason = .storeReplaced(previousUUID: old.storeUUID)
             }
             var existing = checkpoints.first { $0.storeUUID == uuid }
             // Two files with one UUID would take over each other's checkpoint and rebuild each other forever.
             if let other = existing, other.storePath != storePath, FileManager.default.fileExists(atPath: other.storePath) {
                 throw ExportError.duplicateStore(uuid: uuid, indexedPath: other.storePath, path: storePath)
             }
-            var reason: String? = rebuild ? "--rebuild was given" : nil
+            var reason: RebuildReason? = rebuild ? .requested : nil
             if existing?.exportState == StoreCheckpoint.removalInProgress {
-                reason = "an interrupted rebuild had removed only part of the old items"
+                reason = .interruptedRemoval
             }
             if let current = existing, reason == nil {
                 if current.modelDigest != store.metadata.modelDigest {
-                    reason = "the store's model changed (migration)"
-                } else if current.configurationDigest != configuration.digest {
-                    reason = "the configuration changed what items contain"
+                    reason = .modelChanged
+                } else if current.configurationDigest != configurationDigest {
+                    reason = .configurationChanged
                 } else if store.hasHistory, current.exportState == nil, let diverged = try divergence(from: current, bounds: try store.historyBounds()) {
                     reason = diverged
                 } else if store.hasHistory, current.exportState == nil, !(try store.historyBounds()).canResume(from: current.token) {
-                    reason = "history was purged past token \(current.token) (history token expired)"
+                    reason = .historyPurged(token: current.token)
                 } else if !store.hasHistory, current.exportState == nil {
-                    reason = "the store has no persistent history: re-exporting everything"
+                    reason = .noHistory
                 }
             }
             var rebuilding = false
             if let reason, let current = existing {
-                log("rebuilding \(storePath): \(reason)")
+                events(.rebuildStarted(indexedStore, reason: reason))
                 summary.rebuildReason = reason
                 if current.exportState == StoreCheckpoint.removalInProgress {
                     // An index left by an earlier build mid-removal: finish removing, then export afresh.
@@ -142,19 +172,17 @@ public final class Exporter {
                 existing = nil
             }
             if existing == nil || existing?.exportState != nil {
-                try export(resuming: existing, rebuilding: rebuilding, summary: &summary, progress: progress, shouldStop: shouldStop)
+                try export(resuming: existing, rebuilding: rebuilding, summary: &summary, events: events, shouldStop: shouldStop)
             }
             if store.hasHistory && !summary.stopped,
                let estimate = try followHistory(summary: &summary, allowsRebuild: !summary.exported, shouldStop: shouldStop) {
                 // The backlog costs more than writing the store again: rebuild beside the index (what
                 // the catch-up wrote stays, as good as the rebuild's own writes), then follow on from there.
-                let reason = "catching up would take about \(Self.seconds(estimate.catchUpSeconds)) more "
-                    + "(\(estimate.changesDone) of \(estimate.changesDone + estimate.changesLeft) changes in \(Self.seconds(estimate.elapsed))); "
-                    + "re-exporting the store's \(estimate.objectCount) objects takes about \(Self.seconds(estimate.rebuildSeconds))"
-                log("rebuilding \(storePath): \(reason)")
+                let reason = RebuildReason.backlog(estimate)
+                events(.rebuildStarted(indexedStore, reason: reason))
                 summary.rebuildReason = reason
                 try index.beginRebuild(storeUUID: uuid)
-                try export(resuming: nil, rebuilding: true, summary: &summary, progress: progress, shouldStop: shouldStop)
+                try export(resuming: nil, rebuilding: true, summary: &summary, events: events, shouldStop: shouldStop)
                 if !summary.stopped { _ = try followHistory(summary: &summary, allowsRebuild: false, shouldStop: shouldStop) }
             }
             // A configuration that changed nothing items contain (its saved searches, say) is still the one
@@ -166,15 +194,8 @@ public final class Exporter {
             let reached = try index.checkpoint(storeUUID: uuid)
             summary.token = reached?.token ?? 0
             summary.unfinished = reached.flatMap(ExportStatus.init(checkpoint:))
-        } catch let error as CoreDataStoreError {
-            throw .store(error)
-        } catch let error as SearchIndexError {
-            throw .index(error)
-        } catch let error as ExportError {
-            throw error
         } catch {
-            // Not bad input: exit 70, not 65.
-            throw .internalFailure("\(error)")
+            throw ExportError(error)
         }
         summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return summary
@@ -197,7 +218,7 @@ public final class Exporter {
     /// `status` and `search` report while it runs). Reading and evaluating the next page overlaps
     /// committing this one (two threads, pages committed strictly in order), so the export runs at about
     /// the index's write rate.
-    private func export(resuming existing: StoreCheckpoint?, rebuilding: Bool, summary: inout Summary, progress: ((ExportProgress) -> Void)?,
+    private func export(resuming existing: StoreCheckpoint?, rebuilding: Bool, summary: inout Summary, events: (IndexingEvent) -> Void,
                         shouldStop: () -> Bool) throws {
         summary.exported = true
         let resumed = ExportState(existing?.exportState)
@@ -220,7 +241,7 @@ public final class Exporter {
         let objectCount = exportedBefore + Int64(remaining)
         let started = DispatchTime.now().uptimeNanoseconds
         var report = ExportProgress(objectsRead: 0, objectCount: remaining, itemsWritten: 0, entity: roots.indices.contains(rootIndex) ? roots[rootIndex] : "", elapsed: 0)
-        progress?(report)
+        events(.progress(indexedStore, report))
         let pages = PageQueue<ExportPage>(capacity: 2)
         let producer = PageProducer(store: store, builder: builder, digests: digests, roots: roots, batchSize: batchSize, t0: t0, sweeping: sweeping)
         let thread = ProducerThread(name: "searchlight export pages") { producer.run(from: rootIndex, after: after, into: pages) }
@@ -266,7 +287,7 @@ public final class Exporter {
             report.itemsWritten += written
             report.entity = entity
             report.elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-            if pagesInTransaction > 0 { progress?(report) }
+            if pagesInTransaction > 0 { events(.progress(indexedStore, report)) }
         }
         if let producerError { throw producerError }
         if stopping {
@@ -349,7 +370,38 @@ public final class Exporter {
         if let producerError { throw producerError }
         return nil
     }
+}
 
-    /// Seconds for a log line: "2.4 s".
-    static func seconds(_ value: Double) -> String { String(format: "%.1f s", value) }
+extension Exporter {
+    /// Builds the items of `ids` again from the store as it is now, and writes them with the checkpoint the
+    /// index holds (a later catch-up replays history over them as over any item). Objects gone from the store,
+    /// or left out by an ``ItemProducer``, lose their items; objects of entities that are not indexed are
+    /// ignored. A store not exported yet is caught up instead, which writes every object.
+    public func reindex(_ ids: [ManagedObjectID]) throws(ExportError) -> Summary {
+        let start = DispatchTime.now().uptimeNanoseconds
+        var summary = Summary(store: indexedStore)
+        do {
+            guard let checkpoint = try index.checkpoint(storeUUID: store.metadata.storeUUID), checkpoint.exportState == nil else {
+                return try catchUp()
+            }
+            let wanted = Set(ids.map(store.canonical)).filter { configuration.plans[$0.entityName] != nil }
+                .sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
+            let producer = HistoryProducer(store: store, index: index, builder: builder, digests: digests, batchSize: batchSize)
+            for first in stride(from: 0, to: wanted.count, by: batchSize) {
+                let chunk = wanted[first..<min(first + batchSize, wanted.count)]
+                let page = try store.read { snapshot throws in try producer.page(chunk, changed: Set(chunk), in: snapshot) }
+                let result = try index.apply(IndexBatch(prepared: page.items, deletes: page.deletes, checkpoint: checkpoint))
+                summary.inserted += result.inserted
+                summary.updated += result.updated
+                summary.deleted += result.deleted
+                summary.unchanged += result.unchanged
+                summary.omittedValues += page.omittedValues
+            }
+            summary.token = checkpoint.token
+        } catch {
+            throw ExportError(error)
+        }
+        summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return summary
+    }
 }

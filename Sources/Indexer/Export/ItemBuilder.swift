@@ -10,6 +10,30 @@ struct ItemBuilder: Sendable {
 
     let configuration: ResolvedConfiguration
     let functions: FunctionRegistry
+    /// Code that reshapes or skips items, by entity (subentities inherit it).
+    let producers: [String: any ItemProducer]
+
+    init(configuration: ResolvedConfiguration, functions: FunctionRegistry, producers: [String: any ItemProducer] = [:]) {
+        self.configuration = configuration
+        self.functions = functions
+        self.producers = producers
+    }
+
+    /// The producer for an entity: its own, else its nearest ancestor's.
+    func producer(for entity: String) -> (any ItemProducer)? {
+        var current: String? = entity
+        while let name = current {
+            if let producer = producers[name] { return producer }
+            current = configuration.model.entity(named: name)?.superentityName
+        }
+        return nil
+    }
+
+    /// What the producers add to the configuration's digest: a new producer version rebuilds like a new
+    /// configuration.
+    var producerDigest: String {
+        producers.keys.sorted().map { "\($0)=\(producers[$0]?.version ?? "")" }.joined(separator: ",")
+    }
 
     /// The to-many relationships a base object of this entity must come with.
     func selection(for entity: String) -> RelationshipSelection {
@@ -32,6 +56,8 @@ struct ItemBuilder: Sendable {
     struct Built: Sendable {
         var items: [IndexedItem]
         var omittedValues: Int
+        /// URIs of indexed objects an ``ItemProducer`` left out: items they had must go.
+        var skipped: [String] = []
     }
 
     func items(for objects: [ManagedObjectSnapshot], in snapshot: StoreSnapshot, now: Date = Date()) throws(CoreDataStoreError) -> Built {
@@ -74,8 +100,29 @@ struct ItemBuilder: Sendable {
             guard number.isFinite else { omitted += 1; return nil }
             return number
         }
-        let items = indexed.compactMap { object -> IndexedItem? in
-            guard let plan = configuration.plans[object.entityName] else { return nil }
+        /// The configuration's item for `object`, passed through its entity's producer, if any.
+        func item(for object: ManagedObjectSnapshot, plan: ResolvedConfiguration.EntityPlan) -> IndexedItem? {
+            let proposed = configuredItem(for: object, plan: plan)
+            guard let producer = producer(for: object.entityName) else { return proposed }
+            guard var produced = producer.item(for: object, proposed: proposed) else { return nil }
+            // The item stays the object's, and holds only what any item may hold.
+            produced.uri = proposed.uri
+            produced.entity = proposed.entity
+            produced.rank = finite(produced.rank) ?? 0
+            let inRange = produced.latitude.map { (-90...90).contains($0) } == true && produced.longitude.map { (-180...180).contains($0) } == true
+            if !inRange && (produced.latitude != nil || produced.longitude != nil) {
+                omitted += 1
+                produced.latitude = nil
+                produced.longitude = nil
+            }
+            if let date = produced.date, !date.timeIntervalSinceReferenceDate.isFinite {
+                omitted += 1
+                produced.date = nil
+            }
+            return produced
+        }
+
+        func configuredItem(for object: ManagedObjectSnapshot, plan: ResolvedConfiguration.EntityPlan) -> IndexedItem {
             // An item carries at most the first thousand values of each expression: a relationship's
             // thousand-and-first tag or name adds bytes to every item, not findability.
             func texts(_ expression: Expression?) -> [String] {
@@ -99,7 +146,17 @@ struct ItemBuilder: Sendable {
                 rank: finite(plan.rank.flatMap { evaluator.evaluate($0, on: object).number }) ?? 0,
                 attributes: Self.filterValues(plan, object: object, evaluator: evaluator))
         }
-        return Built(items: items, omittedValues: omitted)
+
+        var skipped: [String] = []
+        let items = indexed.compactMap { object -> IndexedItem? in
+            guard let plan = configuration.plans[object.entityName] else { return nil }
+            guard let item = item(for: object, plan: plan) else {
+                skipped.append(object.objectID.uriRepresentation)
+                return nil
+            }
+            return item
+        }
+        return Built(items: items, omittedValues: omitted, skipped: skipped)
     }
 
     /// The item's filter attributes: every scalar of each expression, typed as it evaluated (a Boolean is

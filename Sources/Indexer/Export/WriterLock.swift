@@ -13,9 +13,13 @@ final class WriterLock {
     /// name, so a planted link cannot make the exporter truncate a file elsewhere.
     init(indexPath: String) throws(ExportError) {
         let path = indexPath + ".lock"
-        descriptor = open(path, O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+        let descriptor = open(path, O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
             if errno == ELOOP { throw .unsafeFile(path: path, reason: "it is a symbolic link") }
+            if errno == ENOENT {
+                let folder = URL(fileURLWithPath: indexPath).deletingLastPathComponent().path
+                throw .index(.folderNotFound(path: indexPath, folder: folder))
+            }
             throw .lock(path: path, holder: nil, reason: String(cString: strerror(errno)))
         }
         var info = stat()
@@ -41,6 +45,9 @@ final class WriterLock {
         let pid = "\(getpid())\n"
         ftruncate(descriptor, 0)
         _ = pid.withCString { pwrite(descriptor, $0, strlen($0), 0) }
+        // Only now: a lock that failed closed its descriptor above, and a deinit of a half-made lock must not
+        // close that number again (another thread may have been given it meanwhile).
+        self.descriptor = descriptor
     }
 
     /// Lets another exporter take the index (idempotent).

@@ -16,13 +16,14 @@ public enum ExpressionParser {
     /// The longest expression text accepted, in characters.
     public static let maximumLength = 10_000
 
-    /// Parses one expression.
-    public static func parse(_ text: String) throws(ExpressionError) -> Expression {
+    /// Parses one expression; a `FUNCTION` selector that `functions` does not have is an error at the
+    /// selector's position.
+    public static func parse(_ text: String, functions: FunctionRegistry = .standard) throws(ExpressionError) -> Expression {
         guard text.unicodeScalars.count <= maximumLength else {
             throw ExpressionError(expression: String(text.prefix(40)) + "…", position: maximumLength + 1,
                                   reason: "the expression is longer than \(maximumLength) characters")
         }
-        var parser = Parser(text: text)
+        var parser = Parser(text: text, functions: functions)
         let expression = try parser.expression()
         parser.skipSpaces()
         guard parser.index == parser.characters.count else { throw parser.error("unexpected '\(parser.characters[parser.index])' after the expression") }
@@ -32,11 +33,13 @@ public enum ExpressionParser {
     private struct Parser {
         let text: String
         let characters: [Character]
+        let functions: FunctionRegistry
         var index = 0
         var depth = 0
 
-        init(text: String) {
+        init(text: String, functions: FunctionRegistry) {
             self.text = text
+            self.functions = functions
             characters = Array(text)
         }
 
@@ -106,6 +109,11 @@ public enum ExpressionParser {
         }
 
         mutating func arguments() throws(ExpressionError) -> [Expression] {
+            try positionedArguments().map(\.expression)
+        }
+
+        /// The arguments in parentheses, each with the index of its first character.
+        mutating func positionedArguments() throws(ExpressionError) -> [(start: Int, expression: Expression)] {
             try expect("(")
             depth += 1
             defer { depth -= 1 }
@@ -113,10 +121,12 @@ public enum ExpressionParser {
                 throw error("functions are nested more than \(ExpressionParser.maximumDepth) deep")
             }
             skipSpaces()
-            var arguments: [Expression] = []
+            var arguments: [(start: Int, expression: Expression)] = []
             if peek() == ")" { index += 1; return arguments }
             while true {
-                arguments.append(try expression())
+                skipSpaces()
+                let start = index
+                arguments.append((start, try expression()))
                 skipSpaces()
                 if peek() == "," { index += 1; continue }
                 try expect(")")
@@ -128,12 +138,16 @@ public enum ExpressionParser {
             let start = index
             let name = try identifier()
             if name == "FUNCTION" {
-                let arguments = try arguments()
-                guard arguments.count >= 2, case .string(let selector) = arguments[1] else {
+                let arguments = try positionedArguments()
+                guard arguments.count >= 2, case .string(let selector) = arguments[1].expression else {
                     index = start
                     throw error("FUNCTION needs a receiver and a selector string: FUNCTION(x, 'selector:', …)")
                 }
-                return .custom(selector: selector, receiver: arguments[0], arguments: Array(arguments.dropFirst(2)))
+                guard functions.function(selector) != nil else {
+                    index = arguments[1].start
+                    throw error("no function is registered for the selector '\(selector)'; registered: " + functions.selectors.joined(separator: ", "))
+                }
+                return .custom(selector: selector, receiver: arguments[0].expression, arguments: arguments.dropFirst(2).map(\.expression))
             }
             if name == "now" {
                 skipSpaces()

@@ -122,7 +122,7 @@ struct HistoryProducer: Sendable {
         // History mostly changes items the index holds: their old texts are tokenized here too.
         var items = built.items.map(PreparedItem.init)
         try index.prepareReplacements(of: &items)
-        return HistoryPage(items: items, deletes: gone, omittedValues: built.omittedValues)
+        return HistoryPage(items: items, deletes: gone + built.skipped, omittedValues: built.omittedValues)
     }
 
     /// Indexed objects whose items show one of `changed` through a relationship (found through the inverses).

@@ -63,7 +63,7 @@ public final class DeepLinkResolver {
     }
 
     /// Notes worth telling the user about the stores opened (how their models were found).
-    public private(set) var notes: [String] = []
+    public private(set) var notes: [PersistentStore.Note] = []
 
     /// Resolves every URI, in order: one bulk read per store, whatever the number of URIs.
     public func resolve(_ uris: [String]) throws(CoreDataStoreError) -> [Resolution] {

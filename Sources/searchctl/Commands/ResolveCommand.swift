@@ -56,7 +56,7 @@ struct ResolveCommand: ParsableCommand {
             let resolver: DeepLinkResolver
             if let store {
                 let opened = try PersistentStore(path: store, modelPath: model)
-                for note in opened.notes { printNote(note) }
+                for note in opened.notes { printNote(IndexReporter.describe(.store(path: store, note))) }
                 resolver = DeepLinkResolver(store: opened)
             } else {
                 let environment = ProcessInfo.processInfo.environment["SEARCHCTL_INDEX"] ?? ""
@@ -77,7 +77,7 @@ struct ResolveCommand: ParsableCommand {
                 }
             }
             let resolutions = try resolver.resolve(inputs)
-            for note in resolver.notes { printNote(note) }
+            for note in resolver.notes { printNote(IndexReporter.describe(.store(path: "", note))) }
             var objects: [ManagedObjectSnapshot] = []
             // In input order: each object, or the URI with why it could not be read, so a script reading the
             // output sees every URI it asked about.

@@ -1,24 +1,21 @@
 import Dispatch
 import Foundation
 
-/// Set when SIGINT or SIGTERM arrives; `index --follow` checks it between batches and exits 0.
-final class StopRequest: @unchecked Sendable {
-    // Safe: `requested` is only read and written while holding `lock`.
-    private let lock = NSLock()
-    private var requested = false
-    private var sources: [DispatchSourceSignal] = []
+/// Calls a handler when SIGINT or SIGTERM arrives, instead of ending the process: `index` stops between
+/// batches and exits 0. Keep it alive as long as the signals should be handled.
+final class StopRequest {
+    private let sources: [any DispatchSourceSignal]
 
-    var isRequested: Bool { lock.withLock { requested } }
+    private init(sources: [any DispatchSourceSignal]) { self.sources = sources }
 
-    static func onTerminationSignals() -> StopRequest {
-        let request = StopRequest()
-        for signalNumber in [SIGINT, SIGTERM] {
+    static func onTerminationSignals(_ handler: @escaping @Sendable () -> Void) -> StopRequest {
+        let sources = [SIGINT, SIGTERM].map { signalNumber in
             signal(signalNumber, SIG_IGN) // handled by the dispatch source instead of killing the process
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { request.lock.withLock { request.requested = true } }
+            source.setEventHandler(handler: handler)
             source.resume()
-            request.sources.append(source)
+            return source
         }
-        return request
+        return StopRequest(sources: sources)
     }
 }

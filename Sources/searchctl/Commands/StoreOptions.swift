@@ -14,7 +14,7 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store, printing what a user should know about the model choice.
     func open() throws(CoreDataStoreError) -> PersistentStore {
         let opened = try PersistentStore(path: store, modelPath: model)
-        for note in opened.notes { printNote(note) }
+        for note in opened.notes { printNote(IndexReporter.describe(.store(path: store, note))) }
         return opened
     }
 }

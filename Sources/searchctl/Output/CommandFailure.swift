@@ -110,7 +110,7 @@ func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
         case .store(let inner): inner.exitStatus
         case .index(let inner): inner.exitStatus
         case .lock: .temporaryFailure
-        case .unsafeFile, .configuration, .historyNotTracked, .duplicateStore: .dataError
+        case .unsafeFile, .configuration, .historyNotTracked, .duplicateStore, .unknownStore: .dataError
         case .internalFailure: .software
         }
         return (error.description, status)

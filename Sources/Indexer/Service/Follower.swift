@@ -1,0 +1,230 @@
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+/// One run of an ``IndexingService``: the index, its writer lock and an exporter per store, driven by the
+/// service's thread (never shared between threads).
+///
+/// It catches every store up, then sleeps until a store's files change (``StoreChangeMonitor``) or a poll
+/// interval passes, and catches up each store whose `PRAGMA data_version` moved. A store replaced or
+/// migrated is opened again; a store or index that stays busy is retried.
+final class Follower {
+    struct Entry {
+        var source: Exporter.Source
+        var exporter: Exporter
+        /// The store's data version read before its last catch-up.
+        var version: Int64?
+        /// Whether the store needs a catch-up.
+        var pending = true
+        /// Whether the run has reported its first catch-up.
+        var reported = false
+        /// Whether the next catch-up rebuilds.
+        var rebuild = false
+        /// Since when the store or the index has made its catch-ups fail with busy.
+        var stalledSince: Date?
+    }
+
+    let index: SearchIndex
+    private let lock: WriterLock
+    private var entries: [Entry]
+    private let options: IndexingService.Options
+    private let send: @Sendable (IndexingEvent) -> Void
+
+    private init(index: SearchIndex, lock: WriterLock, entries: [Entry], options: IndexingService.Options, send: @escaping @Sendable (IndexingEvent) -> Void) {
+        self.index = index
+        self.lock = lock
+        self.entries = entries
+        self.options = options
+        self.send = send
+    }
+
+    deinit { lock.release() }
+
+    /// Takes the index's writer lock, opens the index and every store.
+    static func open(indexPath: String, stores: [IndexingService.Store], options: IndexingService.Options, requiresHistory: Bool,
+                     rebuild: Bool = false, send: @escaping @Sendable (IndexingEvent) -> Void) throws(ExportError) -> Follower {
+        guard let first = stores.first else { throw .configuration("no store to index was given") }
+        for store in stores { try Exporter.checkIndexIsNotStore(indexPath: indexPath, storePath: store.path) }
+        let lock = try WriterLock(indexPath: indexPath)
+        let index = try Exporter.openIndex(indexPath, mirroring: first.path, busyTimeout: options.timing.busyTimeout)
+        var entries: [Entry] = []
+        for store in stores {
+            let source = Exporter.Source(storePath: store.path, modelPath: store.modelPath, configuration: store.configuration, indexPath: indexPath,
+                                         batchSize: options.batchSize, requiresHistory: requiresHistory, functions: store.functions,
+                                         producers: store.producers)
+            let exporter = try Exporter.open(source, index: index, lock: nil, events: send)
+            exporter.rebuildPolicy = options.rebuildPolicy
+            // One store given twice (two names of one file, or a copy) would take turns rebuilding over the other.
+            if let twin = entries.first(where: { $0.exporter.store.metadata.storeUUID.caseInsensitiveCompare(exporter.store.metadata.storeUUID) == .orderedSame }) {
+                throw .duplicateStore(uuid: exporter.store.metadata.storeUUID, indexedPath: twin.source.storePath, path: store.path)
+            }
+            entries.append(Entry(source: source, exporter: exporter, rebuild: rebuild))
+        }
+        return Follower(index: index, lock: lock, entries: entries, options: options, send: send)
+    }
+
+    /// Catches every store up once; a stop request ends it between batches.
+    func catchUpAll(_ control: RunControl) throws(ExportError) -> [Exporter.Summary] {
+        var summaries: [Exporter.Summary] = []
+        for position in entries.indices {
+            guard !control.isStopRequested else { break }
+            summaries.append(try catchUp(position, control))
+        }
+        return summaries
+    }
+
+    /// Follows the stores until a stop request (nil) or an error the run cannot get past.
+    func run(_ control: RunControl) -> ExportError? {
+        let timing = options.timing
+        let monitor = timing.useNotifications ? StoreChangeMonitor(storePaths: entries.map(\.source.storePath)) : nil
+        if timing.useNotifications && monitor == nil { send(.notice(.polling(interval: timing.pollInterval))) }
+        control.attach(monitor)
+        defer { serve(control.close()) }
+        while !control.isStopRequested {
+            serve(control.takeRequests())
+            for position in entries.indices where entries[position].pending && !control.isStopRequested {
+                do {
+                    _ = try catchUp(position, control)
+                } catch where Self.isBusy(error) {
+                    stall(position)
+                } catch {
+                    return error
+                }
+            }
+            guard !control.isStopRequested else { break }
+            let stalled = entries.contains { $0.stalledSince != nil }
+            if let monitor {
+                // Debounce before looking: the WAL is written a moment before the commit becomes visible in
+                // the shared-memory index, and a burst of saves becomes one catch-up.
+                if monitor.wait(timeout: stalled ? timing.busyRetryInterval : timing.notifiedPollInterval), !control.isStopRequested {
+                    Self.debounce(monitor, timing: timing)
+                }
+            } else {
+                usleep(UInt32(min(stalled ? timing.busyRetryInterval : timing.pollInterval, 10) * 1_000_000))
+            }
+            // Writing on into an index someone deleted or replaced would be writing into the void.
+            if let gone = index.staleness() { return .index(gone) }
+            for position in entries.indices where !entries[position].pending {
+                do {
+                    try look(at: position, control)
+                } catch where Self.isBusy(error) {
+                    stall(position)
+                } catch {
+                    return error
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Marks a store's catch-up pending when its store was committed to, or opens it again when it was replaced.
+    private func look(at position: Int, _ control: RunControl) throws(ExportError) {
+        let store = entries[position].exporter.store
+        let change: PersistentStore.Change?
+        do { change = try store.staleness() } catch { throw .store(error) }
+        if let change {
+            // This handle reads the file it opened: a store replaced or migrated needs a new one.
+            send(.storeChanged(path: entries[position].source.storePath, change: change))
+            guard let reopened = try reopen(entries[position].source, control) else { return }
+            reopened.rebuildPolicy = options.rebuildPolicy
+            entries[position].exporter = reopened
+            entries[position].pending = true
+            return
+        }
+        let current: Int64
+        do { current = try store.dataVersion() } catch { throw .store(error) }
+        // A commit after this read changes it again and is caught by the next round.
+        if current != entries[position].version { entries[position].pending = true }
+    }
+
+    /// Catches one store up and tells what changed.
+    @discardableResult
+    private func catchUp(_ position: Int, _ control: RunControl) throws(ExportError) -> Exporter.Summary {
+        let exporter = entries[position].exporter
+        // Read *before* catching up: a save committed during the catch-up moves it again.
+        let version: Int64
+        do { version = try exporter.store.dataVersion() } catch { throw .store(error) }
+        let summary = try exporter.catchUp(rebuild: entries[position].rebuild, events: send, shouldStop: { control.isStopRequested })
+        entries[position].rebuild = false
+        entries[position].version = version
+        entries[position].pending = false
+        if entries[position].stalledSince != nil {
+            entries[position].stalledSince = nil
+            send(.resumed(path: entries[position].source.storePath))
+        }
+        if summary.changedIndex { send(.indexDidUpdate(summary)) }
+        if !entries[position].reported {
+            entries[position].reported = true
+            send(.caughtUp(summary))
+        }
+        return summary
+    }
+
+    private func stall(_ position: Int) {
+        guard entries[position].stalledSince == nil else { return }
+        let since = Date()
+        entries[position].stalledSince = since
+        entries[position].pending = true
+        send(.stalled(path: entries[position].source.storePath, since: since))
+    }
+
+    private static func isBusy(_ error: ExportError) -> Bool {
+        switch error {
+        case .store(.busy), .index(.busy): true
+        default: false
+        }
+    }
+
+    /// Opens `source` again, giving a file still being copied into place up to the timing's patience to
+    /// become a readable store; nil when a stop was requested meanwhile.
+    private func reopen(_ source: Exporter.Source, _ control: RunControl) throws(ExportError) -> Exporter? {
+        let deadline = Date().addingTimeInterval(options.timing.reopenPatience)
+        while true {
+            do {
+                return try Exporter.open(source, index: index, lock: nil, events: send)
+            } catch .store where Date() < deadline {
+                if control.isStopRequested { return nil }
+                usleep(200_000)
+            }
+        }
+    }
+
+    /// Serves requests: each caller hears its answer.
+    private func serve(_ requests: [RunControl.Request]) {
+        for request in requests {
+            switch request {
+            case .reindex(let ids, let continuation):
+                do { continuation.resume(returning: try reindex(ids)) } catch { continuation.resume(throwing: error) }
+            }
+        }
+    }
+
+    /// Builds the items of `ids` again, by store.
+    func reindex(_ ids: [ManagedObjectID]) throws(ExportError) -> [Exporter.Summary] {
+        var byStore: [Int: [ManagedObjectID]] = [:]
+        for id in ids {
+            guard let position = entries.firstIndex(where: {
+                $0.exporter.store.metadata.storeUUID.caseInsensitiveCompare(id.storeUUID) == .orderedSame
+            }) else { throw .unknownStore(uuid: id.storeUUID) }
+            byStore[position, default: []].append(id)
+        }
+        var summaries: [Exporter.Summary] = []
+        for (position, ids) in byStore.sorted(by: { $0.key < $1.key }) {
+            let summary = try entries[position].exporter.reindex(ids)
+            if summary.changedIndex { send(.indexDidUpdate(summary)) }
+            summaries.append(summary)
+        }
+        return summaries
+    }
+
+    /// Waits while notifications keep arriving less than `quietPeriod` apart, at most `maxDelay`.
+    static func debounce(_ monitor: StoreChangeMonitor, timing: IndexingService.Timing) {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timing.maxDelay * 1e9)
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return }
+            let left = Double(deadline - now) / 1e9
+            guard monitor.wait(timeout: min(timing.quietPeriod, left)) else { return }
+        }
+    }
+}

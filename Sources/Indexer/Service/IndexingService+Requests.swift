@@ -1,0 +1,97 @@
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+extension IndexingService {
+    /// Catches every store up once, without following (what a nightly job or `index` without follow does),
+    /// and returns what each catch-up did. ``requestStop()`` ends it between batches; the summaries then say
+    /// `stopped`. Subscribers hear its events as a run's: one ``IndexingEvent/caughtUp(_:)`` per store, then
+    /// ``IndexingEvent/stopped(error:)``.
+    ///
+    /// - Parameter rebuild: Write every store's items again from scratch.
+    public func catchUp(rebuild: Bool = false) async throws(ExportError) -> [Exporter.Summary] {
+        let control = try begin()
+        let (indexPath, stores, options, send) = (indexPath, stores, options, broadcaster.send)
+        do {
+            let summaries = try await Self.onThread(named: "searchlight catch-up") { () throws(ExportError) in
+                let follower = try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false,
+                                                 rebuild: rebuild, send: send)
+                return try follower.catchUpAll(control)
+            }
+            end(control, error: nil, announce: true)
+            return summaries
+        } catch {
+            end(control, error: error, announce: true)
+            throw error
+        }
+    }
+
+    /// Builds the items of the objects named by `uris` (`x-coredata://<store>/<Entity>/p<n>`) again from their
+    /// stores as they are now: objects gone, or left out by an ``ItemProducer``, lose their items.
+    ///
+    /// While the service runs, its thread does it between batches; otherwise the index is opened for it.
+    /// - Throws: ``ExportError/store(_:)`` for a malformed URI, ``ExportError/unknownStore(uuid:)`` for one
+    ///   of a store the service does not index.
+    @discardableResult
+    public func reindex(uris: [String]) async throws(ExportError) -> [Exporter.Summary] {
+        var ids: [ManagedObjectID] = []
+        for uri in uris {
+            do { ids.append(try ManagedObjectID(uriRepresentation: uri)) } catch { throw .store(error) }
+        }
+        if let control = runningControl() {
+            do {
+                return try await withCheckedThrowingContinuation { continuation in
+                    if !control.submit(.reindex(ids, continuation)) {
+                        continuation.resume(throwing: ExportError.internalFailure("the service stopped while a reindex was requested"))
+                    }
+                }
+            } catch {
+                throw ExportError(error)
+            }
+        }
+        let (indexPath, stores, options, send, wanted) = (indexPath, stores, options, broadcaster.send, ids)
+        return try await Self.onThread(named: "searchlight reindex") { () throws(ExportError) in
+            try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false, send: send).reindex(wanted)
+        }
+    }
+
+    /// Stops the service, then removes every item and checkpoint of its stores from the index, and the index
+    /// file itself when no other store's items are left in it. The next ``start()`` exports every store anew.
+    public func deleteIndex() async throws(ExportError) {
+        await stop()
+        let (indexPath, stores) = (indexPath, stores)
+        try await Self.onThread(named: "searchlight delete index") { () throws(ExportError) in
+            guard FileManager.default.fileExists(atPath: indexPath) else { return }
+            let lock = try WriterLock(indexPath: indexPath)
+            defer { lock.release() }
+            do {
+                let index = try SearchIndex(path: indexPath, mode: .readWrite(permissions: nil))
+                let paths = Set(stores.map { URL(fileURLWithPath: $0.path).standardizedFileURL.path })
+                for checkpoint in try index.checkpoints() where paths.contains(checkpoint.storePath) {
+                    _ = try index.removeStore(uuid: checkpoint.storeUUID)
+                }
+                guard try index.checkpoints().isEmpty else { return }
+            } catch {
+                throw ExportError(error)
+            }
+            for file in [indexPath, indexPath + "-wal", indexPath + "-shm"] { unlink(file) }
+        }
+    }
+
+    /// The control of the run under way, if one is.
+    func runningControl() -> RunControl? {
+        state.withLock { $0.control.flatMap { $0.isStopRequested ? nil : $0 } }
+    }
+
+    /// Runs blocking work (SQLite, file waits) on a thread of its own, off Swift's cooperative pool.
+    static func onThread<T: Sendable>(named name: String, _ body: @escaping @Sendable () throws(ExportError) -> T) async throws(ExportError) -> T {
+        let result: Result<T, ExportError> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                do throws(ExportError) { continuation.resume(returning: .success(try body())) } catch { continuation.resume(returning: .failure(error)) }
+            }
+            thread.name = name
+            thread.start()
+        }
+        return try result.get()
+    }
+}

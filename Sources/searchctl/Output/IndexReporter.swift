@@ -1,0 +1,91 @@
+import CoreDataStore
+import Foundation
+import Synchronization
+import Indexer
+
+/// Tells the person at the terminal what `index` does: a summary line per catch-up on stdout, rebuilds,
+/// stalls and notes on stderr, and a first export's progress.
+final class IndexReporter: Sendable {
+    private let indexPath: String
+    private let quiet: Bool
+    /// Mutable state, touched only by the one task reading the events (and `--print-config` before it).
+    private let state: Mutex<State>
+
+    private struct State {
+        var display: ProgressDisplay?
+        /// Stores whose first catch-up was reported: later catch-ups print only when they changed something.
+        var reported: Set<String> = []
+    }
+
+    init(indexPath: String, quiet: Bool, showsProgress: Bool) {
+        self.indexPath = indexPath
+        self.quiet = quiet
+        state = Mutex(State(display: showsProgress ? ProgressDisplay() : nil))
+    }
+
+    func show(_ event: IndexingEvent) {
+        state.withLock { state in
+            switch event {
+            case .progress(_, let progress):
+                state.display?.show(progress)
+            case .caughtUp(let summary):
+                state.display?.finish()
+                state.reported.insert(summary.store.uuid)
+                line(summary)
+                if summary.stopped {
+                    printNote("stopped by a signal after a whole batch (the index is consistent)"
+                        + (summary.unfinished.map { "; \($0.sentence)" } ?? "")
+                        + "; run the same command to " + (summary.unfinished == nil ? "continue" : "resume it where it stopped"))
+                }
+            case .indexDidUpdate(let summary):
+                // A first catch-up is told by its .caughtUp, which follows.
+                if state.reported.contains(summary.store.uuid) { line(summary) }
+            case .rebuildStarted(let store, let reason):
+                state.display?.finish()
+                printNote("rebuilding \(store.path): \(Self.describe(reason))")
+            case .previousStoreRemoved(let store, let previous, let items):
+                printNote("store \(store.path) was replaced (UUID \(previous) → \(store.uuid)): removed \(items) items of the old store")
+            case .storeChanged(let path, let change):
+                printNote("\(path) \(change): opening it again")
+            case .stalled(let path, _):
+                printNote("\(path) or the index is locked by another process: retrying until it is free")
+            case .resumed(let path):
+                printNote("\(path): indexing again")
+            case .notice(let notice):
+                printNote(Self.describe(notice))
+            case .stopped:
+                break
+            }
+        }
+    }
+
+    /// `indexed Places.sqlite: 12 inserted, 0 updated, 0 deleted; token 40; 0.03 s → Places.searchindex`, and a
+    /// note on values left out. One line per catch-up, visible at once even when stdout is a file or a pipe.
+    private func line(_ summary: Exporter.Summary) {
+        guard !quiet else { return }
+        print("indexed \(summary.store.path): \(summary.inserted) inserted, \(summary.updated) updated, \(summary.deleted) deleted; "
+            + "token \(summary.token); " + String(format: "%.2f s", summary.seconds) + " → \(indexPath)")
+        if summary.omittedValues > 0 { printNote(IndexingNotice.valuesOmitted(count: summary.omittedValues).description) }
+        // fflush(nil) flushes every stream without touching the C `stdout` global.
+        fflush(nil)
+    }
+
+    /// A rebuild's reason, in the command's words.
+    static func describe(_ reason: RebuildReason) -> String {
+        switch reason {
+        case .requested: "--rebuild was given"
+        default: reason.description
+        }
+    }
+
+    /// A notice, with the flag that changes what it reports.
+    static func describe(_ notice: IndexingNotice) -> String {
+        switch notice {
+        case .store(_, .modelInferred):
+            "the store has no Z_MODELCACHE and no --model was given: the model is inferred from the tables (property names are lower-cased column names)"
+        case .store(_, let note): note.description
+        case .storedConfigurationUsed: "using the configuration the index was built with (pass --config to change it)"
+        default: notice.description
+        }
+    }
+}
