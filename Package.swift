@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "Searchlight",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "CoreDataStore", targets: ["CoreDataStore"]),
         .library(name: "SearchIndex", targets: ["SearchIndex"]),
@@ -15,6 +15,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+        // `swift package generate-documentation`: the libraries' DocC catalogs, built in CI.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Raw DEFLATE for Z_MODELCACHE: Core Data stores the model archive without a zlib header.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// One value of an item's filter attribute (`population`, `country`, `updated`): what `--where`,
-/// `--sort` and `--facet` compare. Booleans are numbers (1 and 0), as Core Data stores them.
+/// One value of an item's filter attribute (`population`, `country`, `updated`): what filters,
+/// orders and facets compare. Booleans are numbers (1 and 0), as Core Data stores them.
 public enum FilterValue: Sendable, Hashable {
     /// Text, compared exactly or with `[c]`/`[d]`/`[cd]`.
     case string(String)

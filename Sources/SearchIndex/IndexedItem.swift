@@ -23,7 +23,7 @@ public struct IndexedItem: Sendable, Hashable {
     /// A static importance hint (like Core Spotlight's `rankingHint`): lifts near-ties, never buries a
     /// far better text match.
     public var rank: Double
-    /// Values to filter, sort and count by (`--where population > 1000000`), by attribute name; an
+    /// Values to filter, sort and count by (`population > 1000000`), by attribute name; an
     /// attribute reached through a to-many relationship has several.
     public var attributes: [String: [FilterValue]]
 
@@ -70,7 +70,7 @@ public struct StoreCheckpoint: Sendable, Hashable {
     /// When the transaction ``token`` names was saved, as the store recorded it: with the token it
     /// identifies the history followed, so a restored store that reused the number is told apart.
     public var tokenTimestamp: Date?
-    /// The configuration the items were built with, as the JSON `--config` reads (opaque to the index).
+    /// The configuration the items were built with, as configuration JSON (opaque to the index).
     public var configuration: String?
     /// Each entity of the store's model that has a parent, and that parent: entity filters include sub-entities.
     public var entityParents: [String: String] = [:]

@@ -1,4 +1,4 @@
-/// Everything that can go wrong with an index, phrased for the person at the terminal.
+/// Everything that can go wrong with an index: the facts, and a description in plain words.
 public enum SearchIndexError: Error, Sendable, Equatable {
     /// No index exists at the path.
     case indexNotFound(path: String)
@@ -15,9 +15,11 @@ public enum SearchIndexError: Error, Sendable, Equatable {
     case needsUpgrade(path: String)
     /// The index was written by a newer Searchlight.
     case newerSchema(path: String, version: Int)
-    /// The query cannot be searched; the reason says how to fix it.
+    /// The query text cannot be searched; the reason says how to fix it.
     case invalidQuery(reason: String)
-    /// A `--where` predicate cannot be parsed or applied; `position` is the character (from 1) where.
+    /// The request cannot be searched (see ``SearchRequest/Problem``).
+    case invalidRequest(SearchRequest.Problem)
+    /// A filter predicate cannot be parsed or applied; `position` is the character (from 1) where.
     case invalidPredicate(reason: String, position: Int)
     /// The search ran past its time limit and was stopped.
     case searchTooExpensive(seconds: Double)
@@ -35,25 +37,27 @@ extension SearchIndexError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .indexNotFound(let path):
-            "no index at \(path); build one with: searchctl index --store <store.sqlite>"
+            "no index at \(path); build one by indexing a store into it"
         case .notAnIndex(let path, let detail) where detail.contains("damaged"):
-            "\(path) is damaged (\(detail.replacingOccurrences(of: "it is damaged: ", with: ""))); rebuild it: remove it and run searchctl index"
+            "\(path) is damaged (\(detail.replacingOccurrences(of: "it is damaged: ", with: ""))); rebuild it: remove it and index its stores again"
         case .notAnIndex(let path, let detail):
-            "\(path) is not a Searchlight index (\(detail)); point --index at an index, or move the file aside and run searchctl index to build one"
+            "\(path) is not a Searchlight index (\(detail))"
         case .unsafeFile(let path, let reason):
-            "refusing to write \(path): \(reason); remove it or choose another --index"
+            "refusing to write \(path): \(reason)"
         case .folderNotFound(let path, let folder):
-            "cannot create \(path): the folder \(folder) does not exist; create it or choose another --index"
+            "cannot create \(path): the folder \(folder) does not exist"
         case .indexReplaced(let path, let reason):
-            "\(path) \(reason) while it was being written; nothing more was written to it: run searchctl index again to build it"
+            "\(path) \(reason) while it was being written; nothing more was written to it"
         case .needsUpgrade(let path):
-            "\(path) was written by an older Searchlight; run searchctl index on its store once to upgrade it"
+            "\(path) was written by an older Searchlight; index its store once to upgrade it"
         case .newerSchema(let path, let version):
-            "\(path) has schema version \(version), newer than this searchctl understands; upgrade Searchlight"
+            "\(path) has schema version \(version), newer than this Searchlight understands; upgrade Searchlight"
         case .invalidQuery(let reason):
             "invalid query: \(reason)"
+        case .invalidRequest(let problem):
+            "invalid query: \(problem)"
         case .invalidPredicate(let reason, let position):
-            "invalid --where at character \(position): \(reason)"
+            "invalid filter at character \(position): \(reason)"
         case .searchTooExpensive(let seconds):
             "the search was stopped after \(seconds.formatted(.number.precision(.fractionLength(0...1)))) s; narrow it: fewer OR alternatives, longer prefixes (tok* rather than t*), a smaller radius or box"
         case .invalidLocation(let reason):
@@ -63,7 +67,7 @@ extension SearchIndexError: CustomStringConvertible {
         case .invalidBatch(let reason):
             "invalid batch: \(reason)"
         case .database(let path, let message):
-            "\(path): database error: \(message); if the file is intact, this is a Searchlight bug: please report it with the command you ran"
+            "\(path): database error: \(message); if the file is intact, this is a Searchlight bug: please report it"
         }
     }
 }

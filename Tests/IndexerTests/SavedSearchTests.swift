@@ -29,10 +29,10 @@ struct SavedSearchTests {
         }
         // A variable stands for a value, never for an attribute.
         #expect(throws: SearchIndexError.self) { try SavedSearch(name: "field", filter: "$FIELD == \"JP\"") }
-        #expect(throws: SearchIndexError.invalidQuery(reason: "the saved search 'big' needs $PREFIX: add --var PREFIX=… (it takes $MIN, $NAME, $PREFIX)")) {
+        #expect(throws: SearchIndexError.invalidRequest(.missingVariable(search: "big", name: "PREFIX", variables: ["MIN", "NAME", "PREFIX"]))) {
             try search.request(variables: ["MIN": "1", "NAME": "x"])
         }
-        #expect(throws: SearchIndexError.invalidQuery(reason: "the saved search 'big' has no $MAX; it takes $MIN, $NAME, $PREFIX")) {
+        #expect(throws: SearchIndexError.invalidRequest(.unknownVariable(search: "big", name: "MAX", variables: ["MIN", "NAME", "PREFIX"]))) {
             try search.request(variables: ["MIN": "1", "NAME": "x", "PREFIX": "a", "MAX": "2"])
         }
         // Templates are checked when declared, with the position of the fault.
@@ -55,7 +55,7 @@ struct SavedSearchTests {
         #expect(refined.query == "san* bay" && refined.filter == "(population > $MIN) AND (country == \"JP\")" && refined.entities == ["Town"]
                 && refined.sortAttribute == AttributeOrder(name: "population", descending: true) && refined.limit == 5)
         own.entities = ["Country"]
-        #expect(throws: SearchIndexError.invalidQuery(reason: "the saved search 'cities' searches City, Town; --entity Country is not one of them")) {
+        #expect(throws: SearchIndexError.invalidRequest(.entityOutsideSavedSearch(search: "cities", entity: "Country", entities: ["City", "Town"]))) {
             try cities.request(variables: ["NAME": "x", "MIN": "1"], refinedBy: own)
         }
         own.entities = []
@@ -121,7 +121,7 @@ struct SavedSearchTests {
         #expect(throws: SearchIndexError.self) { try index.savedSearch(named: "nope") }
         // An index whose configuration declares none says how to declare one.
         let (bare, _) = try FilterTests.build()
-        #expect(throws: SearchIndexError.invalidQuery(reason: "no saved search 'big': the index's configuration declares none; add \"searches\": {\"big\": {\"where\": \"…\"}} to a configuration file and run searchctl index --config FILE")) {
+        #expect(throws: SearchIndexError.invalidRequest(.unknownSavedSearch(name: "big", known: []))) {
             try bare.savedSearch(named: "big")
         }
     }

@@ -45,6 +45,58 @@ struct FollowTests {
         #expect(!process.isRunning && process.terminationReason == .exit && process.terminationStatus == 0)
     }
 
+    @Test("one process follows two stores into one index: --store twice, a summary line per catch-up naming the store")
+    func twoStores() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("follow-two-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let model = try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel)
+        var stores: [(path: String, writer: StoreWriter, ids: [ManagedObjectID])] = []
+        for name in ["North", "South"] {
+            let path = directory.appendingPathComponent("\(name).sqlite").path
+            let writer = try StoreWriter.create(at: path, model: model)
+            var seed = SaveRequest()
+            for index in 0..<20 { seed.insert("Place", attributes: ["name": .string("\(name.lowercased())\(index)")]) }
+            stores.append((path, writer, try writer.save(seed).insertedObjectIDs))
+        }
+        let index = directory.appendingPathComponent("Both.searchindex").path
+        // Without --index, two stores have no one default index.
+        let refused = try CLI.run(["index", "--store", stores[0].path, "--store", stores[1].path])
+        #expect(refused.status == 64 && refused.stderr.contains("--index"), "\(refused.stderr)")
+
+        let output = directory.appendingPathComponent("lines.txt")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["index", "--store", stores[0].path, "--store", stores[1].path, "--index", index, "--follow"]
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let deadline = Date().addingTimeInterval(20)
+        for (store, word) in [(stores[0], "northrenamed"), (stores[1], "southrenamed")] {
+            while try CLI.run(["search", "\(word.prefix(5))1", "--index", index]).status != 0 {
+                guard Date() < deadline else { Issue.record("the first exports never became searchable"); return }
+                usleep(50_000)
+            }
+            var save = SaveRequest()
+            save.update(.saved(store.ids[0]), attributes: ["name": .string(word)])
+            try store.writer.save(save)
+            while try CLI.run(["search", word, "--index", index]).status != 0 {
+                guard Date() < deadline else { Issue.record("\(word) never became searchable"); return }
+                usleep(20_000)
+            }
+        }
+        kill(process.processIdentifier, SIGTERM)
+        let stopDeadline = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < stopDeadline { usleep(20_000) }
+        #expect(!process.isRunning && process.terminationReason == .exit && process.terminationStatus == 0)
+        let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n").map(String.init)
+        for store in stores {
+            let own = lines.filter { $0.hasPrefix("indexed \(store.path):") }
+            #expect(own.first?.contains("20 inserted") == true && own.contains { $0.contains("1 updated") }, "\(lines)")
+        }
+    }
+
     @Test("a store replaced under the follower is opened again, re-indexed and followed on")
     func replacedWhileFollowing() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("follow-replace-\(UUID().uuidString)")

@@ -15,7 +15,7 @@ public struct ManagedObjectModel: Sendable {
         /// Built in code.
         case code
 
-        /// The spelling of `searchctl model`'s `source` field.
+        /// The source's name, as a command line prints it (`modelcache`, `xcdatamodel`, …).
         public var name: String {
             switch self {
             case .modelCache: "modelcache"

@@ -1,5 +1,5 @@
-/// Everything that can go wrong reading or writing a Core Data store, phrased for the person at the
-/// terminal: each message says what happened and what to do.
+/// Everything that can go wrong reading or writing a Core Data store: the facts, and a description that says
+/// what happened and what to do.
 public enum CoreDataStoreError: Error, Sendable, Equatable {
     /// The file does not exist.
     case fileNotFound(path: String)
@@ -43,9 +43,9 @@ extension CoreDataStoreError: CustomStringConvertible {
         case .fileNotFound(let path):
             "\(path): no such file; check the path"
         case .notADatabase(let path, let detail):
-            "\(path) is not an SQLite database (\(detail)); point --store at an app's Core Data .sqlite file"
+            "\(path) is not an SQLite database (\(detail)); a Core Data store is an app's .sqlite file"
         case .notACoreDataStore(let path, let missing):
-            "\(path) is an SQLite database but not a Core Data store (no \(missing) table); point --store at an app's Core Data .sqlite file"
+            "\(path) is an SQLite database but not a Core Data store (no \(missing) table)"
         case .unsupportedStore(let path, let detail):
             "\(path) cannot be read as a Core Data store: \(detail)"
         case .historyNotTracked(let path):
@@ -56,7 +56,7 @@ extension CoreDataStoreError: CustomStringConvertible {
             "cannot read model \(path): \(reason); pass a .xcdatamodeld bundle, a .xcdatamodel folder or its contents file"
         case .modelMismatch(let differences):
             "the model does not match the store: " + differences.joined(separator: "; ")
-                + "; pass the model version the store was written with, or omit --model to use the store's own"
+                + "; use the model version the store was written with, or the store's own model"
         case .malformedObjectURI(let uri, let reason):
             "malformed object URI '\(uri)': \(reason); expected x-coredata://<store-uuid>/<Entity>/p<number>"
         case .temporaryObjectID(let uri):
@@ -64,9 +64,9 @@ extension CoreDataStoreError: CustomStringConvertible {
         case .foreignObjectID(let uri, let storeUUID):
             "'\(uri)' belongs to another store; this store's UUID is \(storeUUID)"
         case .unknownEntity(let name):
-            "the model has no entity named '\(name)'; searchctl model --store <store> lists its entities"
+            "the model has no entity named '\(name)'"
         case .unknownProperty(let entity, let property):
-            "entity \(entity) has no property named '\(property)'; searchctl model --store <store> --format text lists its properties"
+            "entity \(entity) has no property named '\(property)'"
         case .invalidValue(let entity, let property, let reason):
             "invalid value for \(entity).\(property): \(reason)"
         case .saveRejected(let reason):
@@ -74,7 +74,7 @@ extension CoreDataStoreError: CustomStringConvertible {
         case .busy(let path):
             "\(path) is locked by another process; try again in a moment"
         case .database(let path, let message):
-            "\(path): database error: \(message); if the file is intact, this is a Searchlight bug: please report it with the command you ran"
+            "\(path): database error: \(message); if the file is intact, this is a Searchlight bug: please report it"
         }
     }
 }

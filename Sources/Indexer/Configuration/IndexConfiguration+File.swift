@@ -10,7 +10,7 @@ extension IndexConfiguration {
     public static let maximumFileSize = 4 << 20
 
     /// Reads a configuration file. Only a regular file is read, and it is checked again on the open
-    /// descriptor: a FIFO given as `--config` (or swapped in after the check) never blocks the indexer.
+    /// descriptor: a FIFO given as the configuration file (or swapped in after the check) never blocks the indexer.
     public init(contentsOf path: String) throws(LoadError) {
         var info = stat()
         guard stat(path, &info) == 0 else {

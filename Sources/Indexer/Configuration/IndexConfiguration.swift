@@ -14,7 +14,7 @@ public struct IndexConfiguration: Sendable, Hashable {
         public var longitude: String?
         public var date: String?
         public var rank: String?
-        /// Attributes to filter, sort and count by (`--where population > 1000000`): name → expression.
+        /// Attributes to filter, sort and count by (`population > 1000000`): name → expression.
         public var attributes: [String: String]?
 
         /// Creates fields; nil ones take the defaults.
@@ -60,7 +60,7 @@ public struct IndexConfiguration: Sendable, Hashable {
         self.searches = searches
     }
 
-    /// Whether a name can be an attribute in a `--where` predicate.
+    /// Whether a name can be an attribute in a filter predicate.
     static func isAttributeName(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, first == "_" || ("a"..."z").contains(first) || ("A"..."Z").contains(first), name.count <= 64 else { return false }
         let reserved: Set<String> = ["AND", "OR", "NOT", "IN", "BETWEEN", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH", "ENDSWITH", "TRUEPREDICATE",
@@ -74,7 +74,7 @@ public struct IndexConfiguration: Sendable, Hashable {
         public var description: String
     }
 
-    /// Reads `--config` JSON: `{"entities": {"Place": {"displayName": "name", …}, "Page": false}}`.
+    /// Reads configuration JSON: `{"entities": {"Place": {"displayName": "name", …}, "Page": false}}`.
     public init(json data: Data, path: String = "configuration") throws(LoadError) {
         guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw LoadError(description: "\(path) is not a JSON object; see the configuration format in the README")
@@ -118,7 +118,7 @@ public struct IndexConfiguration: Sendable, Hashable {
                 }
                 // Names a predicate can say: `population`, `country_code`.
                 if let bad = map.keys.sorted().first(where: { !Self.isAttributeName($0) }) {
-                    throw LoadError(description: "\(path): entities.\(name).attributes: '\(bad)' is not a name --where can use (letters, digits and _, not starting with a digit, not AND/OR/NOT)")
+                    throw LoadError(description: "\(path): entities.\(name).attributes: '\(bad)' is not a name a filter can use (letters, digits and _, not starting with a digit, not AND/OR/NOT)")
                 }
                 attributes = map
             }

@@ -20,7 +20,7 @@ public struct ResolvedConfiguration: Sendable {
         /// Filter attributes, sorted by name.
         public var attributes: [FilterAttribute] = []
 
-        /// One filter attribute: its name in `--where` and the expression giving its values.
+        /// One filter attribute: its name in filter predicates and the expression giving its values.
         public struct FilterAttribute: Sendable, Hashable {
             public var name: String
             public var expression: Expression
@@ -40,7 +40,7 @@ public struct ResolvedConfiguration: Sendable {
 
     /// Plans of the indexed concrete entities.
     public let plans: [String: EntityPlan]
-    /// The effective configuration (defaults filled in), as `--print-config` shows it.
+    /// The effective configuration (defaults filled in), as a command line would print it.
     public let effective: IndexConfiguration
     /// The configuration as given (empty for zero configuration): what an index keeps, since it resolves
     /// again against a migrated model where the effective one, naming every entity, may not.
@@ -282,7 +282,7 @@ extension ResolvedConfiguration {
 }
 
 extension IndexConfiguration {
-    /// The configuration as JSON, in the format `--config` reads (keys sorted, entities by name).
+    /// The configuration as JSON, in the configuration file format (keys sorted, entities by name).
     public var json: String {
         var lines = ["{", "  \"entities\": {"]
         let sorted = entities.sorted { $0.key < $1.key }

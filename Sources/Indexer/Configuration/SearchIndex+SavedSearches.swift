@@ -24,9 +24,7 @@ extension SearchIndex {
     public func savedSearch(named name: String) throws(SearchIndexError) -> SavedSearch {
         let searches = try savedSearches()
         guard let search = searches[name] else {
-            throw .invalidQuery(reason: searches.isEmpty
-                ? "no saved search '\(name)': the index's configuration declares none; add \"searches\": {\"\(name)\": {\"where\": \"…\"}} to a configuration file and run searchctl index --config FILE"
-                : "no saved search '\(name)'; the index has " + searches.keys.sorted().joined(separator: ", "))
+            throw .invalidRequest(.unknownSavedSearch(name: name, known: searches.keys.sorted()))
         }
         return search
     }

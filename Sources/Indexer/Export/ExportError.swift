@@ -1,7 +1,7 @@
 import CoreDataStore
 import SearchIndex
 
-/// Why an export stopped, phrased for the person at the terminal.
+/// Why an export stopped: the facts, and a description in plain words.
 public enum ExportError: Error, Sendable, CustomStringConvertible {
     case store(CoreDataStoreError)
     case index(SearchIndexError)
@@ -27,18 +27,18 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
         case .configuration(let message): message
         case .lock(let path, let holder, let reason):
             if let reason { "cannot take the writer lock \(path): \(reason)" }
-            else { "another searchctl index (pid \(holder.map(String.init) ?? "unknown")) is writing this index; wait for it or stop it" }
+            else { "another process (pid \(holder.map(String.init) ?? "unknown")) is writing this index; wait for it or stop it" }
         case .unsafeFile(let path, let reason):
-            "refusing to write \(path): \(reason); remove it (it is not Searchlight's) and run again"
+            "refusing to write \(path): \(reason); remove it (it is not Searchlight's) and try again"
         case .duplicateStore(let uuid, let indexedPath, let path):
             "\(path) has the UUID \(uuid) of \(indexedPath), which this index already follows: it is a copy of that store; "
-                + "index the copy into an index of its own (--index), or move the original away first"
+                + "index the copy into an index of its own, or move the original away first"
         case .internalFailure(let message):
-            "internal error: \(message); this is a Searchlight bug: please report it with the command you ran"
+            "internal error: \(message); this is a Searchlight bug: please report it"
         case .unknownStore(let uuid):
             "no store with UUID \(uuid) is indexed here"
         case .historyNotTracked(let path):
-            "\(path) has no persistent history, so --follow cannot see changes; turn on NSPersistentHistoryTrackingKey in the app's store description (index without --follow re-exports everything each run)"
+            "\(path) has no persistent history, so its changes cannot be followed; turn on NSPersistentHistoryTrackingKey in the app's store description (a catch-up without following re-exports everything each time)"
         }
     }
 }

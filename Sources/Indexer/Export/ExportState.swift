@@ -56,7 +56,7 @@ struct ExportState: Sendable, Hashable {
     }
 }
 
-/// An unfinished export or removal of one store, as `searchctl status` and `search` report it.
+/// An unfinished export or removal of one store, as status reports and searches tell it.
 public struct ExportStatus: Sendable, Hashable {
     /// What is unfinished.
     public enum Kind: String, Sendable, Hashable {

@@ -72,7 +72,7 @@ extension Exporter {
     }
 
     /// The configuration `open` would index `source` with, without opening anything for writing (what
-    /// `--print-config` shows).
+    /// a command line prints as the effective configuration).
     public static func configuration(for source: Source, events: (IndexingEvent) -> Void = { _ in }) throws(ExportError) -> ResolvedConfiguration {
         let store: PersistentStore
         do { store = try PersistentStore(path: source.storePath, modelPath: source.modelPath) } catch { throw .store(error) }

@@ -2,7 +2,7 @@ import CoreDataStore
 import Foundation
 import SearchIndex
 
-/// What `searchctl status` reports: per store, how far the index is and how far behind.
+/// What the index holds for each store: per store, how far the index is and how far behind.
 public struct IndexStatus: Sendable {
     /// One store the index holds.
     public struct Store: Sendable {

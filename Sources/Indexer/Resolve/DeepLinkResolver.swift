@@ -34,9 +34,9 @@ public final class DeepLinkResolver {
             case .invalidURI(let error): error.description
             case .storeUnavailable(let uuid, let error): "\(error.description) (the index records it as store \(uuid))"
             case .storeReplaced(let path, let uuid, let found):
-                "\(path) is now another store (UUID \(found), not \(uuid)); run searchctl index on it, or resolve with --store PATH"
+                "\(path) is now another store (UUID \(found), not \(uuid))"
             case .unknownStore(let uuid, let indexPath):
-                "the index \(indexPath) holds no store with UUID \(uuid); resolve with --store PATH of that store"
+                "the index \(indexPath) holds no store with UUID \(uuid)"
             }
         }
     }

@@ -15,7 +15,7 @@ extension SearchIndex {
         return result.sorted()
     }
 
-    /// Every entity an `--entity` filter may name: those with items, and their ancestors (abstract ones too).
+    /// Every entity a request's entity filter may name: those with items, and their ancestors (abstract ones too).
     public func filterableEntityNames() throws(SearchIndexError) -> [String] {
         var parents: [String: String] = [:]
         for checkpoint in try checkpoints() { parents.merge(checkpoint.entityParents) { first, _ in first } }

@@ -124,7 +124,7 @@ extension SearchIndex {
     }
 
     /// Registers `searchlight_fold(text, options)` and `searchlight_matches(text, pattern)` (a whole-string
-    /// regular-expression match, as MATCHES is), used by `--where`.
+    /// regular-expression match, as MATCHES is), used by filter predicates.
     static func registerPredicateFunctions(on db: Database) {
         db.add(function: DatabaseFunction("searchlight_fold", argumentCount: 2, pure: true) { values in
             guard let text = String.fromDatabaseValue(values[0].databaseValue) else { return nil }

@@ -1,5 +1,5 @@
 /// A named search with `$VARIABLES`, as a Core Data fetch-request template is: `bigCities` =
-/// `population > $MIN`, run as `search --saved bigCities --var MIN=1000000`.
+/// `population > $MIN`, run with `MIN` set to `1000000`.
 ///
 /// Variables may appear in the query (replaced by their text: `$NAME` with `san*` is the prefix `san*`)
 /// and in the predicate (replaced by a value: a number, or a string — never by predicate syntax).
@@ -46,15 +46,13 @@ public struct SavedSearch: Sendable, Hashable {
     }
 
     /// The request it stands for, with its variables set. Every variable it takes needs a value and
-    /// every value a variable: a misspelt `--var` is an error, not a silently broader search.
+    /// every value a variable: a misspelt variable is an error, not a silently broader search.
     public func request(variables values: [String: String]) throws(SearchIndexError) -> SearchRequest {
         if let missing = variables.first(where: { values[$0] == nil }) {
-            throw .invalidQuery(reason: "the saved search '\(name)' needs $\(missing): add --var \(missing)=…"
-                + (variables.count > 1 ? " (it takes " + variables.map { "$" + $0 }.joined(separator: ", ") + ")" : ""))
+            throw .invalidRequest(.missingVariable(search: name, name: missing, variables: variables))
         }
         if let unknown = values.keys.sorted().first(where: { !variables.contains($0) }) {
-            throw .invalidQuery(reason: "the saved search '\(name)' has no $\(unknown); "
-                + (variables.isEmpty ? "it takes no variables" : "it takes " + variables.map { "$" + $0 }.joined(separator: ", ")))
+            throw .invalidRequest(.unknownVariable(search: name, name: unknown, variables: variables))
         }
         let (order, attributeOrder) = try SearchRequest.order(parsing: sort)
         var request = SearchRequest(query: query.map { Self.substitute($0, values) }, entities: entities, sort: order)
@@ -87,7 +85,7 @@ public struct SavedSearch: Sendable, Hashable {
         if !own.entities.isEmpty {
             // The template was checked against its entities: narrowed, never widened.
             if !request.entities.isEmpty, let other = own.entities.first(where: { !request.entities.contains($0) }) {
-                throw .invalidQuery(reason: "the saved search '\(name)' searches \(request.entities.joined(separator: ", ")); --entity \(other) is not one of them")
+                throw .invalidRequest(.entityOutsideSavedSearch(search: name, entity: other, entities: request.entities))
             }
             request.entities = own.entities
         }
@@ -130,13 +128,13 @@ public struct SavedSearch: Sendable, Hashable {
 }
 
 extension SearchRequest {
-    /// Reads an order as `--sort` takes it: `relevance`, `distance`, or `ATTRIBUTE[:asc|:desc]`.
+    /// Reads an order: `relevance`, `distance`, or `ATTRIBUTE[:asc|:desc]`.
     public static func order(parsing text: String?) throws(SearchIndexError) -> (Sort?, AttributeOrder?) {
         guard let text else { return (nil, nil) }
         if let builtIn = Sort(rawValue: text) { return (builtIn, nil) }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), !parts[0].isEmpty, parts.count == 1 || ["asc", "desc"].contains(parts[1]) else {
-            throw .invalidQuery(reason: "--sort takes relevance, distance or ATTRIBUTE[:asc|:desc] (population:desc); got '\(text)'")
+            throw .invalidRequest(.invalidSort(text))
         }
         return (nil, AttributeOrder(name: String(parts[0]), descending: parts.count == 2 && parts[1] == "desc"))
     }

@@ -108,10 +108,7 @@ extension SearchIndex {
         let known = try attributeNames()  // one skip-scan for the order, the facets and the filter
         if !named.isEmpty {
             if let unknown = named.subtracting(known).sorted().first {
-                let option = request.facets.contains(unknown) ? "--facet" : "--sort"
-                throw .invalidQuery(reason: known.isEmpty
-                    ? "\(option) \(unknown): the index's configuration declares no attributes; add \"attributes\": {\"\(unknown)\": \"keyPath\"} to the entity in a configuration file and run searchctl index --config FILE"
-                    : "\(option) \(unknown): no item has that attribute; the index has \(known.sorted().joined(separator: ", "))")
+                throw .invalidRequest(.unknownAttribute(name: unknown, use: request.facets.contains(unknown) ? .facet : .sort, known: known.sorted()))
             }
         }
         guard let text = request.filter else { return nil }
@@ -119,13 +116,13 @@ extension SearchIndex {
         if let unknown = predicate.attributes.subtracting(known).sorted().first {
             let position = (text.range(of: unknown).map { text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: $0.lowerBound) } ?? 0) + 1
             throw .invalidPredicate(reason: known.isEmpty
-                ? "no item has attribute '\(unknown)': the index's configuration declares none; add \"attributes\": {\"\(unknown)\": \"keyPath\"} to the entity in a configuration file and run searchctl index --config FILE"
+                ? "no item has attribute '\(unknown)': the index's configuration declares none; add \"attributes\": {\"\(unknown)\": \"keyPath\"} to the entity in the configuration and index again"
                 : "no item has attribute '\(unknown)'; the index has \(known.sorted().joined(separator: ", "))", position: position)
         }
         return predicate
     }
 
-    /// The names of the attributes items carry (for `--where`, `--sort` and `--facet`).
+    /// The names of the attributes items carry (for filters, orders and facets).
     public func attributeNames() throws(SearchIndexError) -> Set<String> {
         try read { db in
             // A skip-scan over the (name, …) index: one probe per distinct name.
@@ -142,19 +139,19 @@ extension SearchIndex {
     static func validate(_ request: SearchRequest) throws(SearchIndexError) -> ParsedQuery? {
         let parsed = try request.query.map { text throws(SearchIndexError) in try QueryParser.parse(text, lastWordIsPrefix: request.lastWordIsPrefix) }
         if parsed == nil && request.near == nil && request.boundingBox == nil && request.filter == nil {
-            throw .invalidQuery(reason: "give words to search for, --near, --bbox or --where")
+            throw .invalidRequest(.nothingToSearch)
         }
         if request.radius != nil && request.near == nil {
-            throw .invalidQuery(reason: "--radius needs --near")
+            throw .invalidRequest(.radiusWithoutCenter)
         }
         if let radius = request.radius, !(radius.isFinite && radius >= 0) {
             throw .invalidLocation(reason: "the radius must be a distance of 0 or more")
         }
         if request.effectiveSort == .relevance && parsed == nil && request.filter == nil {
-            throw .invalidQuery(reason: "sorting by relevance needs words to search for")
+            throw .invalidRequest(.relevanceWithoutWords)
         }
-        guard request.limit >= 1 else { throw .invalidQuery(reason: "--limit must be at least 1") }
-        guard request.offset >= 0 else { throw .invalidQuery(reason: "--offset must be 0 or more") }
+        guard request.limit >= 1 else { throw .invalidRequest(.limitBelowOne) }
+        guard request.offset >= 0 else { throw .invalidRequest(.negativeOffset) }
         return parsed
     }
 }
@@ -199,10 +196,10 @@ struct Search {
     var needed: Int { request.offset.addingReportingOverflow(request.limit).overflow ? Int.max : request.offset + request.limit }
     var center: Coordinate? { request.near ?? request.boundingBox?.center }
 
-    /// The entity and `--where` conditions every plan applies to the items it reads.
+    /// The entity and filter conditions every plan applies to the items it reads.
     var entityFilter: (sql: String, arguments: StatementArguments) { itemFilter(probing: true) }
 
-    /// The entity and `--where` conditions; `probing` checks each item read against the attribute index
+    /// The entity and filter conditions; `probing` checks each item read against the attribute index
     /// (for plans driven by FTS5, the R-tree or an ordered walk), otherwise the filter's item set is read
     /// once (for the filter-only plan, which it drives).
     func itemFilter(probing: Bool) -> (sql: String, arguments: StatementArguments) {

@@ -31,15 +31,15 @@ public struct SearchRequest: Sendable, Hashable {
     public var filter: String?
     /// Values of the filter's `$VARIABLES`, for a saved search's predicate (see ``SavedSearch``).
     public var filterVariables: [String: String]?
-    /// Orders hits by an attribute instead (`--sort population:desc`); items without it come last.
+    /// Orders hits by an attribute instead (`population:desc`); items without it come last.
     public var sortAttribute: AttributeOrder?
-    /// Attributes whose values are counted over every match, not only this page (`--facet country`).
+    /// Attributes whose values are counted over every match, not only this page (`country`).
     public var facets: [String] = []
     /// Whether the query's last word is a prefix (search as you type): `san fr` finds San Francisco. A
     /// query ending with a space or a closing quote, or whose last term excludes, is taken as typed.
     public var lastWordIsPrefix = false
     /// Whether words may match terms a few edits away (`zurch` finds Zürich), ranked below exact matches;
-    /// off, every word matches only as typed (`--exact`). See ``TypoExpander`` for the rules.
+    /// off, every word matches only as typed. See ``TypoExpander`` for the rules.
     public var typoTolerance = true
     /// Whether ``entities`` match only items of exactly those entities; by default their sub-entities match
     /// too, as a Core Data fetch does.
@@ -118,7 +118,7 @@ public enum SearchPlan: String, Sendable, Hashable {
     case placeThenText = "place-then-text"
     /// The region's R-tree ids first, then one FTS5 scan that keeps, joins and scores only those rows.
     case intersection
-    /// Attributes alone (`--where` without words or a place): the filter's items, most important first.
+    /// Attributes alone (a filter without words or a place): the filter's items, most important first.
     case filter
 }
 

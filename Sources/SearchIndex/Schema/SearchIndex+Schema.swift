@@ -56,7 +56,7 @@ extension SearchIndex {
             // The configuration the items were built with, whole (not only its digest): an exporter started
             // without one reuses it instead of rebuilding with defaults.
             try db.execute(sql: "ALTER TABLE stores ADD COLUMN configuration TEXT")
-            // Each entity's parent ("Child<TAB>Parent" lines): --entity Book finds GraphicNovels too, as a
+            // Each entity's parent ("Child<TAB>Parent" lines): a search of Book finds GraphicNovels too, as a
             // Core Data fetch of Book does, and an abstract parent is a valid filter.
             try db.execute(sql: "ALTER TABLE stores ADD COLUMN entity_parents TEXT")
             // Items a rebuild has written again: the old items stay searchable until the rebuild ends, then
@@ -91,7 +91,7 @@ extension SearchIndex {
             }
         }
         migrator.registerMigration("v5") { db in
-            // Filter attributes (`--where population > 1000000`): one row per value, found by name and
+            // Filter attributes (`population > 1000000`): one row per value, found by name and
             // value through an index; `items.attributes` keeps them whole, to tell an unchanged item.
             // Existing items have none until their configuration declares some (which rebuilds them).
             try db.execute(sql: """

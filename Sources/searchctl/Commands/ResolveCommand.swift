@@ -94,8 +94,8 @@ struct ResolveCommand: ParsableCommand {
                     entries.append(.object([("uri", .string(uri)), ("error", .string(message))]))
                     if worst == .success { worst = .notFound }
                 case .failed(let uri, let problem):
-                    printError(problem.description, code: problem.exitStatus)
-                    entries.append(.object([("uri", .string(uri)), ("error", .string(problem.description))]))
+                    printError(problem.commandLineMessage, code: problem.exitStatus)
+                    entries.append(.object([("uri", .string(uri)), ("error", .string(problem.commandLineMessage))]))
                     worst = Self.moreSerious(worst, problem.exitStatus)
                 }
             }

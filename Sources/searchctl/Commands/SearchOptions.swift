@@ -81,7 +81,7 @@ struct SearchOptions: ParsableArguments {
 
     /// `--sort` and `--var` spelled right, checked while parsing (usage errors, like every other option's).
     func validate() throws {
-        do { _ = try SearchRequest.order(parsing: sort) } catch { throw ValidationError(error.description) }
+        do { _ = try SearchRequest.order(parsing: sort) } catch { throw ValidationError(error.commandLineMessage) }
         _ = try variableValues()
         if !variables.isEmpty && saved == nil { throw ValidationError("--var sets a saved search's variable: add --saved NAME") }
     }

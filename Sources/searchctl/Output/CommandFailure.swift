@@ -84,7 +84,7 @@ extension SearchIndexError {
         switch self {
         case .indexNotFound: .noInput
         case .folderNotFound: .cannotCreate
-        case .invalidQuery, .invalidPredicate, .invalidLocation, .searchTooExpensive: .usage
+        case .invalidQuery, .invalidRequest, .invalidPredicate, .invalidLocation, .searchTooExpensive: .usage
         case .busy: .temporaryFailure
         case .database: .software
         default: .dataError
@@ -103,8 +103,8 @@ func fail(_ error: any Error) -> ExitCode {
 /// What to tell the person about an error, and the exit status it means.
 func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
     switch error {
-    case let error as CoreDataStoreError: return (error.description, error.exitStatus)
-    case let error as SearchIndexError: return (error.description, error.exitStatus)
+    case let error as CoreDataStoreError: return (error.commandLineMessage, error.exitStatus)
+    case let error as SearchIndexError: return (error.commandLineMessage, error.exitStatus)
     case let error as ExportError:
         let status: ExitStatus = switch error {
         case .store(let inner): inner.exitStatus
@@ -113,7 +113,7 @@ func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
         case .unsafeFile, .configuration, .historyNotTracked, .duplicateStore, .unknownStore: .dataError
         case .internalFailure: .software
         }
-        return (error.description, status)
+        return (error.commandLineMessage, status)
     case let error as ValidationError: return (error.message, .usage)
     default: return ("unexpected failure: \(error)", .software)
     }
