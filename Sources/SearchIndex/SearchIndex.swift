@@ -24,8 +24,12 @@ public final class SearchIndex: Sendable {
 
     /// Opens an index.
     ///
-    /// - Parameter busyTimeout: How long a statement waits for a lock another process holds before it fails
-    ///   with ``SearchIndexError/busy(path:)``.
+    /// - Parameters:
+    ///   - path: The index file.
+    ///   - mode: Read-only for queries (a pool of connections, so searches run in parallel), or read-write
+    ///     for the one exporter.
+    ///   - busyTimeout: How long a statement waits for a lock another process holds before it fails
+    ///     with ``SearchIndexError/busy(path:)``.
     public init(path: String, mode: Mode, busyTimeout: TimeInterval = 10) throws(SearchIndexError) {
         self.path = path
         let manager = FileManager.default
@@ -47,9 +51,10 @@ public final class SearchIndex: Sendable {
                 if let problem = IndexFile.readProblem(path) { throw SearchIndexError.notAnIndex(path: path, detail: problem) }
                 guard manager.fileExists(atPath: path) else { throw SearchIndexError.indexNotFound(path: path) }
                 configuration.readonly = true
-                let queue = try DatabaseQueue(path: path, configuration: configuration)
-                try Self.checkSchema(queue, path: path, canMigrate: false)
-                database = queue
+                // A pool of read-only connections: concurrent searches run in parallel, each in its own snapshot.
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                try Self.checkSchema(pool, path: path, canMigrate: false)
+                database = pool
                 writer = nil
             case .readWrite(let permissions):
                 let allowed = mode_t(permissions ?? 0o600)
@@ -166,10 +171,10 @@ public final class SearchIndex: Sendable {
 
     func read<T>(_ body: (Database) throws -> T) throws(SearchIndexError) -> T {
         do {
-            if let queue = database as? DatabaseQueue {
-                // A read-only connection: one deferred transaction (one snapshot) with cached BEGIN and
-                // COMMIT costs a fraction of GRDB's general-purpose read (searchbench index: 51 → µs).
-                return try queue.inDatabase { db in
+            if writer == nil, let pool = database as? DatabasePool {
+                // A read-only connection of the pool: one deferred transaction (one snapshot) with cached
+                // BEGIN and COMMIT costs a fraction of GRDB's general-purpose read (searchbench index: 51 → µs).
+                return try pool.unsafeRead { db in
                     try db.cachedStatement(sql: "BEGIN DEFERRED").execute()
                     do {
                         let value = try body(db)

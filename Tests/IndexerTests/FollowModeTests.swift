@@ -76,7 +76,7 @@ struct FollowModeTests {
             save.update(.saved(ids[round]), attributes: ["name": .string("zephyr\(round)")])
             try writer.save(save)
             let saved = Date()
-            while try index.count(SearchRequest(query: "zephyr\(round)")) == 0 {
+            while try await index.count(SearchRequest(query: "zephyr\(round)")) == 0 {
                 guard Date().timeIntervalSince(saved) < 10, recorder.stops.isEmpty else { break }
                 usleep(2_000)
             }
@@ -106,7 +106,7 @@ struct FollowModeTests {
         let recorder = try await startService(store: path, timing: timing)
         await recorder.stop()
         let index = try SearchIndex(path: path + ".searchindex", mode: .readOnly)
-        #expect(try index.count(SearchRequest(query: "inbetween")) == 1)
+        #expect(try await index.count(SearchRequest(query: "inbetween")) == 1)
     }
 
     @Test("a migration in place is noticed and the store opened again; a replaced handle says so")
@@ -206,7 +206,7 @@ struct FollowModeTests {
         #expect(summaries.reduce(0) { $0 + $1.updated } == 40 && summaries.reduce(0) { $0 + $1.deleted } == 20)
         #expect(summaries.count < ids.count / 4, "\(summaries.count) catch-ups for \(ids.count) saves")
         #expect(summaries.last?.token == newest)
-        let names = Set(try index.dump().filter { $0.entity == "Place" }.map(\.displayName))
+        let names = Set(try await index.dump().filter { $0.entity == "Place" }.map(\.displayName))
         #expect(names == Set(ids.indices.filter { $0 % 3 != 0 }.map { "burst\($0)" }))
     }
 }

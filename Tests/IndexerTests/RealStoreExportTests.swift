@@ -198,7 +198,7 @@ struct FirstHistoryLayoutFollowTests {
         #expect(first.token == 536)
         let uuid = first.store.uuid
         let index = try SearchIndex(path: indexPath, mode: .readOnly)
-        #expect(try index.dump().contains { $0.uri == "x-coredata://\(uuid)/Event/p508" })
+        #expect(try await index.dump().contains { $0.uri == "x-coredata://\(uuid)/Event/p508" })
 
         // One save as Core Data 851 writes it: the row, a transaction with its strings inline, a change.
         let app = try DatabaseQueue(path: path)
@@ -224,7 +224,7 @@ struct FirstHistoryLayoutFollowTests {
         #expect(recorder.stops.count == 1 && recorder.stops.first! == nil)
         let caughtUp = try #require(recorder.updates.first { $0.token == 537 })
         #expect(caughtUp.inserted == 1 && caughtUp.deleted == 1)
-        let uris = Set(try index.dump().map(\.uri))
+        let uris = Set(try await index.dump().map(\.uri))
         #expect(uris.contains("x-coredata://\(uuid)/Event/p10000"))
         #expect(!uris.contains("x-coredata://\(uuid)/Event/p509"))
     }

@@ -103,9 +103,12 @@ public struct StoreLayout: Sendable {
 
     /// Lays out a model with given entity numbers (an existing store's `Z_PRIMARYKEY`).
     ///
-    /// - Parameter schema: The existing file's tables and their columns. When given, join tables,
-    ///   their key and ordering columns, and ordering columns of entity tables are taken from it;
-    ///   a relationship it has no storage for is listed in ``unresolvedRelationships``.
+    /// - Parameters:
+    ///   - model: The model whose entities are laid out.
+    ///   - entityNumbers: Each entity's `Z_ENT`, as the store's `Z_PRIMARYKEY` gives them.
+    ///   - schema: The existing file's tables and their columns. When given, join tables,
+    ///     their key and ordering columns, and ordering columns of entity tables are taken from it;
+    ///     a relationship it has no storage for is listed in ``unresolvedRelationships``.
     public init(model: ManagedObjectModel, entityNumbers: [String: Int], schema: [String: [String]]? = nil) {
         self.entityNumbers = entityNumbers
         var tables: [String: Table] = [:]

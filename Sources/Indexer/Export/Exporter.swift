@@ -62,9 +62,13 @@ public final class Exporter {
     /// Opens an exporter; takes the index's writer lock (a second exporter fails naming the first).
     ///
     /// - Parameters:
+    ///   - store: The app's store, opened read-only.
+    ///   - index: The index, opened read-write.
+    ///   - configuration: What to index, resolved against the store's model.
     ///   - functions: The functions `FUNCTION(x, 'name:')` may call in the configuration's expressions.
     ///   - producers: Per entity name, code that reshapes or skips the item the configuration builds
     ///     (entities inherit their parent's producer).
+    ///   - batchSize: Objects per index transaction.
     public convenience init(store: PersistentStore, index: SearchIndex, configuration: ResolvedConfiguration,
                             functions: FunctionRegistry = .standard, producers: [String: any ItemProducer] = [:],
                             batchSize: Int = 1_000) throws(ExportError) {

@@ -56,7 +56,7 @@ extension IndexingService {
     }
 
     /// Stops the service, then removes every item and checkpoint of its stores from the index, and the index
-    /// file itself when no other store's items are left in it. The next ``start()`` exports every store anew.
+    /// file itself when no other store's items are left in it. The next ``start(rebuild:)`` exports every store anew.
     public func deleteIndex() async throws(ExportError) {
         await stop()
         let (indexPath, stores) = (indexPath, stores)

@@ -6,7 +6,7 @@ import Synchronization
 /// Keeps an index current with one or more Core Data stores, in the background of an app or a daemon:
 /// Searchlight's `NSCoreDataCoreSpotlightDelegate`.
 ///
-/// ``start()`` opens the index and every store, then a thread of the service's own catches each store up
+/// ``start(rebuild:)`` opens the index and every store, then a thread of the service's own catches each store up
 /// (a first export, then its history) and follows its saves until ``stop()``. Every batch commits with
 /// its store's history token, so a service stopped, killed or crashed starts again exactly where the
 /// index says it is. A store replaced or migrated under the service is opened again and rebuilt; a store
@@ -101,7 +101,7 @@ public final class IndexingService: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// A service writing `stores` into the index at `indexPath`; nothing is opened before ``start()``.
+    /// A service writing `stores` into the index at `indexPath`; nothing is opened before ``start(rebuild:)``.
     public init(indexPath: String, stores: [Store], options: Options = Options()) {
         self.indexPath = indexPath
         self.stores = stores
@@ -109,11 +109,11 @@ public final class IndexingService: Sendable {
     }
 
     /// What happens from now on, in order: each access is a new stream with every event sent after it.
-    /// Subscribe before ``start()`` to hear the first catch-ups. Read it, or drop it: events wait in it
+    /// Subscribe before ``start(rebuild:)`` to hear the first catch-ups. Read it, or drop it: events wait in it
     /// until read.
     public var events: AsyncStream<IndexingEvent> { broadcaster.subscribe() }
 
-    /// Whether the service is following its stores (from ``start()`` until it stopped).
+    /// Whether the service is following its stores (from ``start(rebuild:)`` until it stopped).
     public var isRunning: Bool { state.withLock { $0.control != nil } }
 
     /// Opens the index and every store and starts following them on the service's thread.

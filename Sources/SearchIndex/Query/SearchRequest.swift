@@ -26,7 +26,7 @@ public struct SearchRequest: Sendable, Hashable {
     public var offset: Int
     /// Whether hits carry a snippet with the matches marked.
     public var snippets: Bool
-    /// A filter over the items' attributes in `NSPredicate` format (see ``Predicate``):
+    /// A filter over the items' attributes in `NSPredicate` format (see the query language in DESIGN.md):
     /// `population > 1000000 AND country == "JP"`.
     public var filter: String?
     /// Values of the filter's `$VARIABLES`, for a saved search's predicate (see ``SavedSearch``).
@@ -39,7 +39,8 @@ public struct SearchRequest: Sendable, Hashable {
     /// query ending with a space or a closing quote, or whose last term excludes, is taken as typed.
     public var lastWordIsPrefix = false
     /// Whether words may match terms a few edits away (`zurch` finds Zürich), ranked below exact matches;
-    /// off, every word matches only as typed. See ``TypoExpander`` for the rules.
+    /// off, every word matches only as typed. Words of 5 or more letters match with one edit, of 9 or more with
+    /// two; the first letter and words with a digit match only as typed.
     public var typoTolerance = true
     /// Whether ``entities`` match only items of exactly those entities; by default their sub-entities match
     /// too, as a Core Data fetch does.
