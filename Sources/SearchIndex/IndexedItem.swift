@@ -76,7 +76,11 @@ public struct StoreCheckpoint: Sendable, Hashable {
     public var entityParents: [String: String] = [:]
 
     /// The ``exportState`` of a store whose items are being removed (see ``SearchIndex/removeStore(uuid:batchSize:)``).
+    /// The exporter's own states are JSON objects, which never equal it.
     public static let removalInProgress = "removing"
+
+    /// Whether the store's items are being removed (an interrupted removal, or one under way).
+    public var isRemovingItems: Bool { exportState == Self.removalInProgress }
 
     /// Creates a checkpoint.
     public init(storeUUID: String, storePath: String, token: Int64, modelDigest: String? = nil,

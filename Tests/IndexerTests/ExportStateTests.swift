@@ -31,6 +31,17 @@ struct ExportStateTests {
                      "1 99999999999999999999 0", StoreCheckpoint.removalInProgress] {
             #expect(ExportState(text) == nil, "\(text)")
         }
+        for json in ["{}", "{\"version\":1}", "{\"after\":1,\"exported\":0,\"root\":0,\"sweep\":false,\"t0\":1,\"version\":2}",
+                     "{\"after\":1,\"exported\":0,\"root\":0,\"sweep\":false,\"t0\":-1,\"version\":1}",
+                     "{\"after\":1,\"exported\":0,\"root\":-3,\"sweep\":false,\"t0\":1,\"version\":1}",
+                     "{\"after\":1,\"exported\":0,\"root\":0,\"sweep\":\"yes\",\"t0\":1,\"version\":1}",
+                     "{\"after\":1,\"exported\":0,\"root\":0,\"sweep\":false,\"t0\":99999999999999999999,\"version\":1}", "{\"t0\""] {
+            #expect(ExportState(json) == nil, "\(json)")
+        }
+        // Written as versioned JSON; text states of an earlier Searchlight still resume.
+        #expect(ExportState(t0: 7, rootIndex: 1, after: 30, sweep: true, objectsExported: 5, objectCount: 9).text
+                == "{\"after\":30,\"count\":9,\"exported\":5,\"root\":1,\"sweep\":true,\"t0\":7,\"version\":1}")
+        #expect(ExportState("7 1 30 12/40") == ExportState(t0: 7, rootIndex: 1, after: 30, sweep: false, objectsExported: 12, objectCount: 40))
         #expect(ExportState("7 1 30") == ExportState(t0: 7, rootIndex: 1, after: 30, sweep: false))
         #expect(ExportState("7 1 30 sweep") == ExportState(t0: 7, rootIndex: 1, after: 30, sweep: true))
         #expect(ExportStatus(checkpoint: StoreCheckpoint(storeUUID: "u", storePath: "p", token: 0, exportState: StoreCheckpoint.removalInProgress))?.kind == .removal)

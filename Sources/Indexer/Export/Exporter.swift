@@ -144,7 +144,7 @@ public final class Exporter {
                 throw ExportError.duplicateStore(uuid: uuid, indexedPath: other.storePath, path: storePath)
             }
             var reason: RebuildReason? = rebuild ? .requested : nil
-            if existing?.exportState == StoreCheckpoint.removalInProgress {
+            if existing?.isRemovingItems == true {
                 reason = .interruptedRemoval
             }
             if let current = existing, reason == nil {
@@ -164,7 +164,7 @@ public final class Exporter {
             if let reason, let current = existing {
                 events(.rebuildStarted(indexedStore, reason: reason))
                 summary.rebuildReason = reason
-                if current.exportState == StoreCheckpoint.removalInProgress {
+                if current.isRemovingItems {
                     // An index left by an earlier build mid-removal: finish removing, then export afresh.
                     summary.deleted += try index.removeStore(uuid: uuid)
                 } else {
