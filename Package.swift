@@ -23,8 +23,10 @@ let package = Package(
         .target(
             name: "CZlib",
             linkerSettings: [.linkedLibrary("z")]),
-        // What both storage modules need about SQLite files without sharing any SQL: immutable URIs.
-        .target(name: "SQLiteFiles"),
+        // What both storage modules need about SQLite without sharing any SQL: immutable URIs, C-API binding.
+        .target(
+            name: "SQLiteFiles",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(
             name: "CoreDataStore",
             dependencies: [

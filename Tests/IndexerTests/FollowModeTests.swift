@@ -77,8 +77,8 @@ struct FollowModeTests {
             try writer.save(save)
             let saved = Date()
             while try await index.count(SearchRequest(query: "zephyr\(round)")) == 0 {
-                guard Date().timeIntervalSince(saved) < 10, recorder.stops.isEmpty else { break }
-                usleep(2_000)
+                guard Date().timeIntervalSince(saved) < 20, recorder.stops.isEmpty else { break }
+                try await Task.sleep(nanoseconds: 2_000_000)
             }
             latencies.append(Date().timeIntervalSince(saved))
         }
@@ -87,7 +87,8 @@ struct FollowModeTests {
         await recorder.stop()
         #expect(Date().timeIntervalSince(stopping) < 5)
         #expect(recorder.stops.count == 1 && recorder.stops[0] == nil)
-        #expect(latencies.allSatisfy { $0 < 2 }, "save → findable: \(latencies)")
+        // Far below the 30 s poll even on a loaded machine (13 ms p50 when it is not: README, follow).
+        #expect(latencies.allSatisfy { $0 < 5 }, "save → findable: \(latencies)")
     }
 
     @Test("a save between the last catch-up and the service's start is not lost")

@@ -2,41 +2,58 @@ import Foundation
 import GRDB
 
 extension AttributeValue {
-    /// Decodes a column value as the model's attribute type says, tolerating SQLite's dynamic typing
-    /// (an integer in a REAL column, text in a BLOB column) the way Core Data does.
+    /// A column value in one of SQLite's storage classes, as either reader finds it.
+    enum StoredValue {
+        case null, integer(Int64), real(Double), text(String), blob(Data)
+    }
+
+    /// Decodes a column value as the model's attribute type says (see ``init(_:type:)-(StoredValue,_)``).
     init(_ value: DatabaseValue, type: AttributeType) {
-        switch (value.storage, type) {
+        let stored: StoredValue = switch value.storage {
+        case .null: .null
+        case .int64(let number): .integer(number)
+        case .double(let number): .real(number)
+        case .string(let text): .text(text)
+        case .blob(let data): .blob(data)
+        }
+        self.init(stored, type: type)
+    }
+
+    /// The one attribute decoder: a stored value as the model's attribute type says, tolerating SQLite's
+    /// dynamic typing (an integer in a REAL column, text in a BLOB column) the way Core Data does.
+    init(_ value: StoredValue, type: AttributeType) {
+        switch (value, type) {
         case (.null, _):
             self = .null
-        case (.int64(let number), .boolean):
+        case (.integer(let number), .boolean):
             self = .boolean(number != 0)
-        case (.int64(let number), .double), (.int64(let number), .float):
+        case (.integer(let number), .double), (.integer(let number), .float):
             self = .double(Double(number))
-        case (.int64(let number), .decimal):
+        case (.integer(let number), .decimal):
             self = .decimal(Double(number))
-        case (.int64(let number), .date):
+        case (.integer(let number), .date):
             self = .date(Date(timeIntervalSinceReferenceDate: Double(number)))
-        case (.int64(let number), _):
+        case (.integer(let number), _):
             self = .integer(number)
-        case (.double(let number), .integer16), (.double(let number), .integer32), (.double(let number), .integer64):
+        case (.real(let number), .integer16), (.real(let number), .integer32), (.real(let number), .integer64):
             self = number.rounded() == number && abs(number) < 9.2e18 ? .integer(Int64(number)) : .double(number)
-        case (.double(let number), .boolean):
+        case (.real(let number), .boolean):
             self = .boolean(number != 0)
-        case (.double(let number), .decimal):
+        case (.real(let number), .decimal):
             self = .decimal(number)
-        case (.double(let number), .date):
+        case (.real(let number), .date):
             self = .date(Date(timeIntervalSinceReferenceDate: number))
-        case (.double(let number), _):
+        case (.real(let number), _):
             self = .double(number)
-        case (.string(let text), .uuid):
+        case (.text(let text), .uuid):
             self = UUID(uuidString: text).map(AttributeValue.uuid) ?? .string(text)
-        case (.string(let text), .uri):
+        case (.text(let text), .uri):
             self = .uri(text)
-        case (.string(let text), .binaryData):
+        case (.text(let text), .binaryData):
             self = .binary(Data(text.utf8))
-        case (.string(let text), .transformable):
+        case (.text(let text), .transformable):
             self = .transformable(Data(text.utf8))
-        case (.string(let text), _):
+        case (.text(let text), _):
             self = .string(text)
         case (.blob(let data), .uuid) where data.count == 16:
             self = .uuid(UUID(bytes: [UInt8](data)))

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SQLiteFiles
 import GRDBSQLite
 
 /// One save in progress inside a write transaction. Collects row writes and the objects each change
@@ -502,30 +503,9 @@ struct SaveOperation {
         }
     }
 
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
     /// Binds a value with the C API: GRDB's argument arrays cost more than the insert on bulk saves.
     static func bind(_ value: DatabaseValue, to handle: OpaquePointer, at index: Int32) {
-        switch value.storage {
-        case .null: sqlite3_bind_null(handle, index)
-        case .int64(let number): sqlite3_bind_int64(handle, index, number)
-        case .double(let number): sqlite3_bind_double(handle, index, number)
-        case .string(let text) where text.isEmpty:
-            sqlite3_bind_text(handle, index, "", 0, nil) // a nil pointer would bind NULL
-        case .string(let text):
-            var text = text
-            text.withUTF8 { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { characters in
-                    _ = sqlite3_bind_text(handle, index, characters.baseAddress, Int32(characters.count), transient)
-                }
-            }
-        case .blob(let data):
-            // An empty blob still binds a zero-length blob, not NULL.
-            if data.isEmpty { sqlite3_bind_zeroblob(handle, index, 0); return }
-            data.withUnsafeBytes { buffer in
-                _ = sqlite3_bind_blob(handle, index, buffer.baseAddress, Int32(buffer.count), transient)
-            }
-        }
+        SQLiteBinding.bind(value, handle, index)
     }
 
     static func step(_ handle: OpaquePointer, db: Database) throws {
