@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "CoreDataStore", targets: ["CoreDataStore"]),
         .library(name: "SearchIndex", targets: ["SearchIndex"]),
         .library(name: "Indexer", targets: ["Indexer"]),
+        // Writes stores as Core Data does, for tests, demos and appsim: not for an app's own store.
+        .library(name: "CoreDataStoreWriter", targets: ["CoreDataStoreWriter"]),
         .executable(name: "searchctl", targets: ["searchctl"]),
         .executable(name: "searchbench", targets: ["searchbench"]),
         .executable(name: "appsim", targets: ["appsim"]),
@@ -36,6 +38,14 @@ let package = Package(
                 // a third of the raw read rate (see searchbench store-read).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
+        // Writes stores as Core Data does (DDL, saves, history); reaches the reader's layout through `package` API.
+        .target(
+            name: "CoreDataStoreWriter",
+            dependencies: [
+                "CoreDataStore", "SQLiteFiles",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
         // The FTS5 tokenizer on ICU. ICU headers stay inside its .c file: a Swift module that imports
         // Foundation and sees them fails to build (shared/reference/swift-on-linux.md).
         .target(
@@ -61,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "appsim",
             dependencies: [
-                "CoreDataStore", "CZlib", "SeededRandom",
+                "CoreDataStore", "CoreDataStoreWriter", "CZlib", "SeededRandom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // Test helper: writes batches until a test kills it (crash-atomicity tests).
@@ -78,6 +88,7 @@ let package = Package(
             name: "searchbench",
             dependencies: [
                 "CoreDataStore",
+                "CoreDataStoreWriter",
                 "SearchIndex",
                 "SeededRandom",
                 // The export ceiling tokenizes with the same FTS5 tokenizer, registered on a raw connection.
@@ -88,19 +99,19 @@ let package = Package(
             ]),
         .testTarget(
             name: "CoreDataStoreTests",
-            dependencies: ["CoreDataStore", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["CoreDataStore", "CoreDataStoreWriter", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "SearchIndexTests",
             dependencies: ["SearchIndex", "CSearchTokenizer", "index-crash-helper", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "IndexerTests",
-            dependencies: ["Indexer", "CoreDataStore", "SearchIndex", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["Indexer", "CoreDataStore", "CoreDataStoreWriter", "SearchIndex", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "AppSimTests",
-            dependencies: ["CoreDataStore", "CZlib", "appsim", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["CoreDataStore", "CoreDataStoreWriter", "CZlib", "appsim", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "searchctlTests",
-            dependencies: ["CoreDataStore", "searchctl"]),
+            dependencies: ["CoreDataStore", "CoreDataStoreWriter", "searchctl"]),
     ],
     swiftLanguageModes: [.v6]
 )

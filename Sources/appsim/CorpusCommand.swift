@@ -1,5 +1,6 @@
 import ArgumentParser
 import CoreDataStore
+import CoreDataStoreWriter
 import Foundation
 
 /// `appsim corpus`: builds a Core Data store (with history) from the Places Corpus.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CoreDataStore
+import CoreDataStoreWriter
 import Foundation
 import SeededRandom
 import SearchIndex

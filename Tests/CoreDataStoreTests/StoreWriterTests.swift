@@ -1,3 +1,4 @@
+import CoreDataStoreWriter
 @testable import CoreDataStore
 import Foundation
 import GRDB

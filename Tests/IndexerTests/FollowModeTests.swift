@@ -1,4 +1,5 @@
 import CoreDataStore
+import CoreDataStoreWriter
 import Foundation
 import GRDB
 @testable import Indexer

@@ -1,4 +1,5 @@
 import CoreDataStore
+import CoreDataStoreWriter
 import GRDB
 import SearchIndex
 import Foundation

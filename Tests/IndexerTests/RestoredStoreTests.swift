@@ -1,4 +1,5 @@
 import CoreDataStore
+import CoreDataStoreWriter
 import Foundation
 @testable import Indexer
 import SearchIndex

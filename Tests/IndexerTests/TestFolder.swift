@@ -1,4 +1,5 @@
 import CoreDataStore
+import CoreDataStoreWriter
 import Foundation
 
 /// Fresh folders for tests, and the store most of them start from.

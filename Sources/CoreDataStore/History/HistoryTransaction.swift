@@ -130,8 +130,8 @@ extension ManagedObjectModel {
 }
 
 /// Encodes and decodes `ZCOLUMNS` bitmaps: bits most-significant first within each byte.
-enum HistoryColumnBitmap {
-    static func encode(_ properties: Set<String>, order: [String]) -> Data {
+package enum HistoryColumnBitmap {
+    package static func encode(_ properties: Set<String>, order: [String]) -> Data {
         var bytes = [UInt8](repeating: 0, count: (order.count + 7) / 8)
         for (bit, name) in order.enumerated() where properties.contains(name) {
             bytes[bit / 8] |= 0x80 >> UInt8(bit % 8)
@@ -139,7 +139,7 @@ enum HistoryColumnBitmap {
         return Data(bytes)
     }
 
-    static func decode(_ bitmap: Data, order: [String]) -> [String] {
+    package static func decode(_ bitmap: Data, order: [String]) -> [String] {
         let bytes = [UInt8](bitmap)
         return order.enumerated().compactMap { bit, name in
             bit / 8 < bytes.count && bytes[bit / 8] & (0x80 >> UInt8(bit % 8)) != 0 ? name : nil
@@ -175,7 +175,7 @@ struct HashTableOrder {
     }
 
     /// CFString's hash of a string of up to 96 UTF-16 units (names are short).
-    static func hash(_ text: String) -> UInt64 {
+    package static func hash(_ text: String) -> UInt64 {
         let units = Array(text.utf16)
         var result = UInt64(units.count)
         var index = 0

@@ -5,31 +5,31 @@ import Foundation
 /// Core Data keeps store metadata (`Z_METADATA.Z_PLIST`) and the model archive (`Z_MODELCACHE`) in
 /// this format. Decoding is defensive: every offset is bounds-checked and reference cycles or absurd
 /// nesting are rejected, because the bytes come from files we do not control.
-public enum BinaryPropertyList {
+package enum BinaryPropertyList {
     /// Why a binary property list could not be decoded.
-    public struct DecodingError: Error, CustomStringConvertible, Sendable {
+    package struct DecodingError: Error, CustomStringConvertible, Sendable {
         /// What is wrong with the bytes.
-        public var reason: String
-        public var description: String { "invalid binary property list: \(reason)" }
+        package var reason: String
+        package var description: String { "invalid binary property list: \(reason)" }
     }
 
     /// The most objects a property list may hold: 200× the largest real model archive seen (Photos, 4,806).
-    public static let maximumObjects = 1_000_000
+    package static let maximumObjects = 1_000_000
     /// The most object references all its arrays, sets and dictionaries may hold together, so that a few
     /// hundred kilobytes of one-byte references cannot expand into gigabytes of decoded elements.
-    public static let maximumReferences = 4_000_000
+    package static let maximumReferences = 4_000_000
     /// The deepest nesting of arrays and dictionaries decoded.
-    public static let maximumDepth = 256
+    package static let maximumDepth = 256
 
     /// Decodes the top object of a binary property list.
-    public static func decode(_ data: Data) throws(DecodingError) -> PropertyListValue {
+    package static func decode(_ data: Data) throws(DecodingError) -> PropertyListValue {
         var reader = Reader(bytes: [UInt8](data))
         return try reader.decodeTop()
     }
 
     /// Encodes a value as a binary property list. Dictionary keys are written sorted, so the output is
     /// deterministic.
-    public static func encode(_ value: PropertyListValue) -> Data {
+    package static func encode(_ value: PropertyListValue) -> Data {
         var writer = Writer()
         return writer.encode(value)
     }

@@ -5,21 +5,21 @@ import Foundation
 /// Core Data archives the `NSManagedObjectModel` into `Z_MODELCACHE` this way. No class is instantiated:
 /// callers walk the object graph by key, which is all a reader of the model needs and keeps hostile
 /// archives harmless.
-public struct KeyedArchive: Sendable {
+package struct KeyedArchive: Sendable {
     /// Why an archive could not be read.
-    public struct DecodingError: Error, CustomStringConvertible, Sendable {
+    package struct DecodingError: Error, CustomStringConvertible, Sendable {
         /// What is wrong with the archive.
-        public var reason: String
-        public var description: String { "invalid keyed archive: \(reason)" }
+        package var reason: String
+        package var description: String { "invalid keyed archive: \(reason)" }
     }
 
     /// The archive's `$objects`; index 0 is `$null`.
-    public let objects: [PropertyListValue]
+    package let objects: [PropertyListValue]
     /// The archive's `$top` dictionary.
-    public let top: [String: PropertyListValue]
+    package let top: [String: PropertyListValue]
 
     /// Reads an archive from binary plist bytes.
-    public init(data: Data) throws {
+    package init(data: Data) throws {
         let plist = try BinaryPropertyList.decode(data)
         guard plist["$archiver"]?.stringValue == "NSKeyedArchiver",
               let objects = plist["$objects"]?.arrayValue,
@@ -30,10 +30,10 @@ public struct KeyedArchive: Sendable {
     }
 
     /// The root object (`$top.root`).
-    public var root: PropertyListValue? { resolve(top["root"]) }
+    package var root: PropertyListValue? { resolve(top["root"]) }
 
     /// Follows a UID reference; returns plain values unchanged and `nil` for `$null` or dangling UIDs.
-    public func resolve(_ value: PropertyListValue?) -> PropertyListValue? {
+    package func resolve(_ value: PropertyListValue?) -> PropertyListValue? {
         guard let value else { return nil }
         guard case .uid(let index) = value else { return value }
         guard index > 0, index < UInt64(objects.count) else { return nil }
@@ -41,22 +41,22 @@ public struct KeyedArchive: Sendable {
     }
 
     /// The class name of an archived object (its `$class` entry's `$classname`).
-    public func className(of object: PropertyListValue?) -> String? {
+    package func className(of object: PropertyListValue?) -> String? {
         resolve(object?["$class"])?["$classname"]?.stringValue
     }
 
     /// The string stored under `key` of an archived object.
-    public func string(_ object: PropertyListValue?, _ key: String) -> String? {
+    package func string(_ object: PropertyListValue?, _ key: String) -> String? {
         resolve(object?[key])?.stringValue
     }
 
     /// The elements of an archived `NSArray`/`NSSet`/`NSOrderedSet` under `key`, resolved.
-    public func array(_ object: PropertyListValue?, _ key: String) -> [PropertyListValue] {
+    package func array(_ object: PropertyListValue?, _ key: String) -> [PropertyListValue] {
         elements(of: resolve(object?[key]))
     }
 
     /// The elements of an archived collection object, resolved.
-    public func elements(of collection: PropertyListValue?) -> [PropertyListValue] {
+    package func elements(of collection: PropertyListValue?) -> [PropertyListValue] {
         guard let collection else { return [] }
         if let plain = collection.arrayValue { return plain.compactMap { resolve($0) } }
         return (collection["NS.objects"]?.arrayValue ?? []).compactMap { resolve($0) }
@@ -66,7 +66,7 @@ public struct KeyedArchive: Sendable {
     ///
     /// Understands `NSDictionary` (`NS.keys`/`NS.objects`) and Core Data's `NSKnownKeysDictionary1`
     /// (`values` paired with `searchMapping.keys`).
-    public func dictionary(_ object: PropertyListValue?, _ key: String) -> [(key: String, value: PropertyListValue)] {
+    package func dictionary(_ object: PropertyListValue?, _ key: String) -> [(key: String, value: PropertyListValue)] {
         guard let dictionary = resolve(object?[key]) else { return [] }
         let keys: [PropertyListValue]
         let values: [PropertyListValue]
@@ -92,22 +92,22 @@ public struct KeyedArchive: Sendable {
 ///
 /// Used by the store writer to put a model archive into `Z_MODELCACHE`, in the same shape Core Data
 /// uses, so that a store created by Searchlight carries its own model like an Apple-written one.
-public struct KeyedArchiveBuilder: Sendable {
+package struct KeyedArchiveBuilder: Sendable {
     private var objects: [PropertyListValue] = [.string("$null")]
     private var classes: [String: UInt64] = [:]
     private var strings: [String: UInt64] = [:]
 
     /// Creates an empty archive.
-    public init() {}
+    package init() {}
 
     /// Reserves a slot for an object whose fields are filled later (for reference cycles).
-    public mutating func reserve() -> PropertyListValue {
+    package mutating func reserve() -> PropertyListValue {
         objects.append(.null)
         return .uid(UInt64(objects.count - 1))
     }
 
     /// Fills a reserved slot with an object of the given class hierarchy.
-    public mutating func fill(_ slot: PropertyListValue, className: [String], fields: [String: PropertyListValue]) {
+    package mutating func fill(_ slot: PropertyListValue, className: [String], fields: [String: PropertyListValue]) {
         guard case .uid(let index) = slot else { return }
         var fields = fields
         fields["$class"] = classReference(className)
@@ -115,14 +115,14 @@ public struct KeyedArchiveBuilder: Sendable {
     }
 
     /// Appends an object of the given class hierarchy (most specific first, ending with `NSObject`).
-    public mutating func add(className: [String], fields: [String: PropertyListValue]) -> PropertyListValue {
+    package mutating func add(className: [String], fields: [String: PropertyListValue]) -> PropertyListValue {
         let slot = reserve()
         fill(slot, className: className, fields: fields)
         return slot
     }
 
     /// Appends (or reuses) a string object.
-    public mutating func add(string: String) -> PropertyListValue {
+    package mutating func add(string: String) -> PropertyListValue {
         if let existing = strings[string] { return .uid(existing) }
         objects.append(.string(string))
         strings[string] = UInt64(objects.count - 1)
@@ -130,12 +130,12 @@ public struct KeyedArchiveBuilder: Sendable {
     }
 
     /// Appends an `NSArray` of references.
-    public mutating func add(array: [PropertyListValue], className: String = "NSArray") -> PropertyListValue {
+    package mutating func add(array: [PropertyListValue], className: String = "NSArray") -> PropertyListValue {
         add(className: [className, "NSObject"], fields: ["NS.objects": .array(array)])
     }
 
     /// Appends an `NSDictionary` with string keys, in the given order.
-    public mutating func add(dictionary entries: [(String, PropertyListValue)]) -> PropertyListValue {
+    package mutating func add(dictionary entries: [(String, PropertyListValue)]) -> PropertyListValue {
         let keys = entries.map { add(string: $0.0) }
         return add(className: ["NSDictionary", "NSObject"],
                    fields: ["NS.keys": .array(keys), "NS.objects": .array(entries.map(\.1))])
@@ -153,7 +153,7 @@ public struct KeyedArchiveBuilder: Sendable {
     }
 
     /// The archive as binary plist bytes, with `root` as its root object.
-    public func encoded(root: PropertyListValue) -> Data {
+    package func encoded(root: PropertyListValue) -> Data {
         BinaryPropertyList.encode(.dictionary([
             "$version": .integer(100000),
             "$archiver": .string("NSKeyedArchiver"),

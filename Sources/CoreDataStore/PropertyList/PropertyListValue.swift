@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Unlike Foundation's property list types this keeps `CF$UID` references, which keyed archives
 /// (`NSKeyedArchiver`) use to point at their `$objects`, and it is `Sendable` and `Hashable`.
-public enum PropertyListValue: Sendable, Hashable {
+package enum PropertyListValue: Sendable, Hashable {
     /// The binary plist `null` marker.
     case null
     /// A Boolean.
@@ -31,13 +31,13 @@ public enum PropertyListValue: Sendable, Hashable {
 
 extension PropertyListValue {
     /// The string, if this is a string.
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
     /// The integer, if this is an integer (or a Boolean, which archives sometimes store as 0/1).
-    public var integerValue: Int64? {
+    package var integerValue: Int64? {
         switch self {
         case .integer(let value): return value
         case .bool(let value): return value ? 1 : 0
@@ -46,7 +46,7 @@ extension PropertyListValue {
     }
 
     /// The Boolean, if this is a Boolean or an integer.
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         switch self {
         case .bool(let value): return value
         case .integer(let value): return value != 0
@@ -55,7 +55,7 @@ extension PropertyListValue {
     }
 
     /// The number as a `Double`, if this is a real or an integer.
-    public var doubleValue: Double? {
+    package var doubleValue: Double? {
         switch self {
         case .real(let value): return value
         case .integer(let value): return Double(value)
@@ -64,13 +64,13 @@ extension PropertyListValue {
     }
 
     /// The bytes, if this is data.
-    public var dataValue: Data? {
+    package var dataValue: Data? {
         if case .data(let value) = self { return value }
         return nil
     }
 
     /// The elements, if this is an array or a set.
-    public var arrayValue: [PropertyListValue]? {
+    package var arrayValue: [PropertyListValue]? {
         switch self {
         case .array(let values), .set(let values): return values
         default: return nil
@@ -78,13 +78,13 @@ extension PropertyListValue {
     }
 
     /// The dictionary, if this is a dictionary.
-    public var dictionaryValue: [String: PropertyListValue]? {
+    package var dictionaryValue: [String: PropertyListValue]? {
         if case .dictionary(let value) = self { return value }
         return nil
     }
 
     /// Looks up a key when this is a dictionary.
-    public subscript(key: String) -> PropertyListValue? {
+    package subscript(key: String) -> PropertyListValue? {
         dictionaryValue?[key]
     }
 }

@@ -69,7 +69,7 @@ extension AttributeValue {
     }
 
     /// The SQLite encoding Core Data uses for this value.
-    var databaseValue: DatabaseValue {
+    package var databaseValue: DatabaseValue {
         switch self {
         case .null: .null
         case .integer(let number): number.databaseValue
@@ -83,7 +83,7 @@ extension AttributeValue {
     }
 
     /// Whether this value can be stored in an attribute of `type` (nil is checked separately).
-    func fits(_ type: AttributeType) -> Bool {
+    package func fits(_ type: AttributeType) -> Bool {
         switch (self, type) {
         case (.null, _): true
         case (.integer, .integer16), (.integer, .integer32), (.integer, .integer64): true

@@ -120,7 +120,7 @@ extension PersistentStore {
     }
 
     /// Translates database errors into messages that say what to do.
-    static func storeError(_ error: any Error, path: String) -> CoreDataStoreError {
+    package static func storeError(_ error: any Error, path: String) -> CoreDataStoreError {
         if let error = error as? CoreDataStoreError { return error }
         guard let error = error as? DatabaseError else { return .database(path: path, message: "\(error)") }
         switch error.resultCode {

@@ -15,7 +15,7 @@ public final class PersistentStore: Sendable {
     /// The model the reader maps rows with, and where it came from.
     public let model: ManagedObjectModel
     /// How the model maps onto the store's tables.
-    public let layout: StoreLayout
+    package let layout: StoreLayout
     /// Whether the store tracks persistent history.
     public let hasHistory: Bool
     /// What is worth telling a user about how the store is read (e.g. that its model was inferred).
@@ -30,6 +30,11 @@ public final class PersistentStore: Sendable {
     let entityNameByNumber: [Int: String]
     let tableReaders: [String: TableReader]
     let catalog: StoreCatalog
+
+    /// How many `ZTOMBSTONE` columns the store's `ACHANGE` table has (what a writer of its history fills).
+    package var historyTombstoneColumnCount: Int {
+        (catalog.tables["ACHANGE"] ?? []).filter { $0.name.hasPrefix("ZTOMBSTONE") }.count
+    }
 
     /// Opens a store for reading.
     ///

@@ -17,7 +17,7 @@ public struct StoreMetadata: Sendable, Hashable {
     /// `NSStoreModelVersionIdentifiers`.
     public var versionIdentifiers: [String]
     /// The whole metadata dictionary, for keys this type does not name.
-    public var plist: [String: PropertyListValue]
+    package var plist: [String: PropertyListValue]
 
     /// Decodes the `Z_PLIST` blob of the metadata row.
     public init(storeUUID: String, plist data: Data?) throws(CoreDataStoreError) {

@@ -9,7 +9,7 @@ public struct StoreSnapshot {
     let db: Database
 
     /// How many primary keys go into one `IN (…)` list.
-    static let batchSize = 500
+    package static let batchSize = 500
 
     func run<T>(_ body: () throws -> T) throws(CoreDataStoreError) -> T {
         do { return try body() } catch { throw PersistentStore.storeError(error, path: store.path) }
@@ -78,7 +78,7 @@ public struct StoreSnapshot {
         }
     }
 
-    static func placeholders(_ count: Int) -> String {
+    package static func placeholders(_ count: Int) -> String {
         String(repeating: "?, ", count: max(0, count - 1)) + (count > 0 ? "?" : "")
     }
 

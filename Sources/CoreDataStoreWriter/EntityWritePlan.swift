@@ -1,3 +1,4 @@
+import CoreDataStore
 import GRDB
 
 /// What the writer needs to insert rows of one entity, computed once per writer: the table's columns,

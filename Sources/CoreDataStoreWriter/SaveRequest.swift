@@ -1,3 +1,4 @@
+import CoreDataStore
 import Foundation
 
 /// An object a save refers to: one already in the store, or one the same save inserts.

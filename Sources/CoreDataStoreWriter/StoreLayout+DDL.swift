@@ -1,3 +1,4 @@
+import CoreDataStore
 extension StoreLayout {
     /// The schema Core Data creates for a model, statement by statement, in the order Apple-written
     /// stores show in `sqlite_master`: entity tables, join tables, their indexes (foreign keys, `Z_ENT`,

@@ -1,3 +1,4 @@
+import CoreDataStore
 import Foundation
 import GRDB
 
@@ -13,7 +14,7 @@ public final class StoreWriter: Sendable {
     /// The model the writer validates and lays out saves with.
     public let model: ManagedObjectModel
     /// How the model maps onto tables.
-    public let layout: StoreLayout
+    package let layout: StoreLayout
     /// The store UUID.
     public let storeUUID: String
     /// Whether saves are recorded in persistent history.
@@ -103,7 +104,7 @@ public final class StoreWriter: Sendable {
         }
         do {
             let database = try DatabaseQueue(path: path, configuration: Self.configuration())
-            let tombstones = (reader.catalog.tables["ACHANGE"] ?? []).filter { $0.name.hasPrefix("ZTOMBSTONE") }.count
+            let tombstones = reader.historyTombstoneColumnCount
             self.init(path: path, database: database, model: reader.model, layout: reader.layout,
                       storeUUID: reader.metadata.storeUUID, tracksHistory: reader.hasHistory, tombstoneColumnCount: tombstones)
         } catch {

@@ -1,0 +1,74 @@
+import CoreDataStore
+import Foundation
+import SearchIndex
+
+extension Exporter {
+    /// Replays history after the checkpoint's token in batches, each committed with its token in one index
+    /// transaction. A ``HistoryProducer`` reads, expands and prepares the next batch on its own thread while
+    /// this one commits.
+    /// Returns the estimate that made it stop for a rebuild (see ``rebuildPolicy``), if it did.
+    func followHistory(summary: inout Summary, allowsRebuild: Bool, shouldStop: () -> Bool) throws -> RebuildPolicy.Estimate? {
+        // Read once: every batch below commits the token it reached, so the next one starts there.
+        guard let start = try index.checkpoint(storeUUID: store.metadata.storeUUID) else { return nil }
+        let began = DispatchTime.now().uptimeNanoseconds
+        // What the rebuild policy weighs: the backlog (one COUNT) and the store's size (one per root table),
+        // read only when the backlog could be worth a rebuild.
+        var estimate = RebuildPolicy.Estimate(elapsed: 0, changesDone: 0, changesLeft: 0, itemsWritten: 0, objectCount: 0)
+        if allowsRebuild {
+            estimate.changesLeft = try store.read { snapshot throws in try snapshot.changeCount(after: start.token) }
+            if estimate.changesLeft >= rebuildPolicy.minimumChanges {
+                estimate.objectCount = try store.read { snapshot throws in try roots.reduce(0) { $0 + (try snapshot.count(ofEntity: $1)) } }
+            }
+        }
+        var reached = (token: start.token, timestamp: start.tokenTimestamp)
+        let pages = PageQueue<HistoryPage>(capacity: 2)
+        let producer = HistoryProducer(store: store, index: index, builder: builder, digests: digests, batchSize: batchSize)
+        let thread = ProducerThread(name: "searchlight history pages") { producer.run(after: start.token, into: pages) }
+        defer {
+            pages.cancel()
+            thread.join()
+        }
+        var finished = false
+        // As in an export: a failure of the producer (the store's) is thrown as itself, after the pages
+        // before it committed; pages of an unfinished history batch carry the token before it.
+        var producerError: (any Error)?
+        while !finished {
+            if shouldStop() {
+                summary.stopped = true
+                return nil
+            }
+            var changes = 0
+            var batchEnded = false
+            let result = try index.apply(batchesFrom: { () throws -> IndexBatch? in
+                guard !batchEnded else { return nil }
+                guard let page = pages.next(failure: &producerError) else {
+                    finished = true
+                    return nil
+                }
+                summary.omittedValues += page.omittedValues
+                // Pages before a batch's last carry the token before it: the last one's overwrites it.
+                if let end = page.end {
+                    reached = (end.token, end.timestamp)
+                    batchEnded = true
+                    changes = end.changes
+                }
+                var batch = IndexBatch(prepared: page.items, deletes: page.deletes,
+                                       checkpoint: checkpoint(token: reached.token, tokenTimestamp: reached.timestamp, exportState: nil))
+                batch.shownValues = page.end?.shownValues ?? [:]
+                batch.forgottenShownValues = page.end?.forgottenShownValues ?? []
+                return batch
+            })
+            summary.inserted += result.inserted
+            summary.updated += result.updated
+            summary.deleted += result.deleted
+            summary.unchanged += result.unchanged
+            estimate.changesDone += changes
+            estimate.changesLeft = max(0, estimate.changesLeft - changes)
+            estimate.itemsWritten += result.inserted + result.updated + result.unchanged + result.deleted
+            estimate.elapsed = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+            if allowsRebuild && estimate.objectCount > 0 && rebuildPolicy.prefersRebuild(estimate) { return estimate }
+        }
+        if let producerError { throw producerError }
+        return nil
+    }
+}

@@ -1,0 +1,133 @@
+import CSearchTokenizer
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Place queries: R-tree boxes of a circle or box, counts in a region, the nearest items.
+extension Search {
+    /// Rows inside the R-tree boxes (a superset: the R-tree rounds outward), entity-filtered.
+    /// `details` reads names and URIs too: for a page large enough to be most of what is read (every
+    /// hit within a radius), where fetching them for the page in a second pass would cost more.
+    mutating func rowsInBoxes(_ boxes: [GeoMath.Box], details: Bool = false) throws -> [Candidate] {
+        let filter = entityFilter
+        var seen: Set<Int64> = []
+        var candidates: [Candidate] = []
+        for box in boxes {
+            let sql = """
+                SELECT i.id, i.latitude, i.longitude\(details ? ", i.uri, i.entity, i.display_name" : "")
+                FROM items_geo g JOIN items i ON i.id = g.id
+                WHERE g.max_lat >= ? AND g.min_lat <= ? AND g.max_lon >= ? AND g.min_lon <= ?\(filter.sql)
+                """
+            let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude] + filter.arguments
+            record(sql, arguments)
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments(arguments)
+            // Stepped through the C API: GRDB's row cursor costs as much per row as the R-tree and join.
+            let handle = statement.sqliteStatement
+            while try SQLiteCall.step(handle, db: db) {
+                let id = sqlite3_column_int64(handle, 0)
+                // One box, or boxes split at the antimeridian or a pole, which never share a row.
+                if boxes.count > 1 { guard seen.insert(id).inserted else { continue } }
+                candidates.append(Candidate(id: id, uri: details ? SQLiteCall.text(handle, 3) : "", entity: details ? SQLiteCall.text(handle, 4) : "",
+                                            displayName: details ? SQLiteCall.text(handle, 5) : "",
+                                            latitude: SQLiteCall.optionalDouble(handle, 1), longitude: SQLiteCall.optionalDouble(handle, 2)))
+            }
+        }
+        return candidates
+    }
+
+    /// The R-tree boxes of the region the request allows: the circle of `radius` intersected with the box.
+    func regionBoxes(radius: Double?) -> [GeoMath.Box] {
+        var circle: [GeoMath.Box]? = nil
+        if let center = request.near ?? center, let radius { circle = GeoMath.boxes(around: center, radius: radius) }
+        let boxes = request.boundingBox.map(GeoMath.boxes(of:))
+        switch (circle, boxes) {
+        case (let circle?, let boxes?):
+            return circle.flatMap { a in boxes.compactMap { b in
+                let box = GeoMath.Box(minLatitude: max(a.minLatitude, b.minLatitude), maxLatitude: min(a.maxLatitude, b.maxLatitude),
+                                      minLongitude: max(a.minLongitude, b.minLongitude), maxLongitude: min(a.maxLongitude, b.maxLongitude))
+                return box.minLatitude <= box.maxLatitude && box.minLongitude <= box.maxLongitude ? box : nil
+            } }
+        case (let circle?, nil): return circle
+        case (nil, let boxes?): return boxes
+        case (nil, nil): return [GeoMath.Box(minLatitude: -90, maxLatitude: 90, minLongitude: -180, maxLongitude: 180)]
+        }
+    }
+
+    mutating func countInRegion(cap: Int, radius: Double?) throws -> Int {
+        var total = 0
+        for box in regionBoxes(radius: radius) {
+            total += try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM (SELECT 1 FROM items_geo WHERE max_lat >= ? AND min_lat <= ? AND max_lon >= ? AND min_lon <= ? LIMIT ?)"),
+                                      arguments: [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude, cap]) ?? 0
+            if total >= cap { break }
+        }
+        return total
+    }
+
+    /// How `nearest` narrows places down to text matches.
+    enum TextFilter {
+        /// No text: places only.
+        case none
+        /// Probe FTS5 for each place (few places).
+        case probe(String)
+        /// Scan FTS5 once, keeping and scoring only the places' rows.
+        case intersect(String)
+    }
+
+    /// Nearest-first search driven by the R-tree: circles of growing radius around the reference
+    /// point until enough hits lie inside (everything inside a circle of radius r is nearer than
+    /// anything outside it), or the circle covers the allowed region.
+    mutating func nearest(textFilter: TextFilter) throws -> [Candidate] {
+        guard center != nil else { return [] }
+        let limit = request.radius ?? GeoMath.maximumDistance
+        let located = max(1, try estimatedItemCount())
+        // Start where a uniform spread would put 4 × needed points, and grow ×4 each round; places alone
+        // around a point start an eighth of that and grow ×2: places crowd (a circle of 83 km around Paris holds 20,000 of
+        // GeoNames' places four times over, where 10 were wanted), and a round over a few rows costs
+        // little more than its R-tree descent, so overshooting the area is what costs.
+        let earthArea = 4 * Double.pi * GeoMath.earthRadius * GeoMath.earthRadius
+        let wanted = Double(min(needed, located)) * 4
+        var placesAlone = request.boundingBox == nil
+        if case .none = textFilter {} else { placesAlone = false }
+        let uniform = sqrt(wanted / Double(located) * earthArea / .pi)
+        var radius = min(limit, placesAlone ? max(500, uniform / 8) : max(1_000, uniform))
+        let growth = placesAlone ? 2.0 : 4.0
+        // A radius within reach of the first circle or two is read at once: a round costs a statement.
+        if radius * growth * growth >= limit { radius = limit }
+        // Without a distance order, every hit in the region is needed: go straight to the limit.
+        if request.effectiveSort != .distance || needed == Int.max { radius = limit }
+        // A box holding few places is read once rather than through growing circles.
+        if request.boundingBox != nil, request.radius == nil, try countInRegion(cap: 2_001, radius: nil) <= 2_000 { radius = limit }
+        while true {
+            var hits: [Candidate]
+            switch textFilter {
+            case .none:
+                // Unpaged (a count, facets), only ids are needed.
+                hits = try rowsInBoxes(regionBoxes(radius: radius), details: needed > 1_000 && needed != Int.max).compactMap(refine)
+            case .probe(let expression):
+                hits = try rowsInBoxes(regionBoxes(radius: radius)).compactMap(refine)
+                let scores = try textScores(expression: expression, ids: hits.map(\.id))
+                hits = hits.compactMap { hit in scores[hit.id].map { var hit = hit; hit.score = $0; return hit } }
+            case .intersect(let expression):
+                // One FTS5 scan keeps the rows of the region: only those are joined and scored.
+                let ids = try idsInBoxes(regionBoxes(radius: radius)).sorted()
+                hits = try textMatches(expression: expression, within: ids).compactMap(refine)
+            }
+            hits = hits.filter { ($0.distance ?? 0) <= radius }
+            if hits.count >= needed || radius >= limit { return hits }
+            radius = min(limit, radius * growth)
+        }
+    }
+
+    /// Row ids inside the R-tree boxes, without touching the items table.
+    mutating func idsInBoxes(_ boxes: [GeoMath.Box]) throws -> [Int64] {
+        var ids: [Int64] = []
+        let sql = "SELECT id FROM items_geo WHERE max_lat >= ? AND min_lat <= ? AND max_lon >= ? AND min_lon <= ?"
+        for box in boxes {
+            let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude]
+            record(sql, arguments)
+            ids += try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+        }
+        return ids
+    }
+}

@@ -1,0 +1,81 @@
+import CSearchTokenizer
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Choosing a plan: estimated match counts of words and prefixes, and the cheapest way to the page.
+extension Search {
+    /// The plan for words and a place with the least estimated work, in microseconds measured with
+    /// `searchbench plans` at 939,632 items: a text match joined to its item and scored ≈ 1.8; a doclist
+    /// entry scanned ≈ 0.03 (a prefix's, merged from every term it covers, ≈ 0.1); an R-tree row ≈ 0.3;
+    /// probing FTS5 for one row id ≈ 20 per phrase — and a prefix rebuilds its whole doclist for every
+    /// probe, so prefixes are never probed.
+    mutating func cheapestPlan(_ parsed: ParsedQuery, bounded: Bool) throws -> SearchPlan {
+        let textEstimate = try estimate(parsed)
+        let total = max(1, try estimatedItemCount())
+        // Unbounded (nearest first), circles grow until they hold enough matches: spread evenly, about
+        // needed × total ÷ matches places. Words cluster (a word belongs to a language; `north` by distance
+        // grew the circle for 150 ms where scoring every match took 7), so forty times `needed` is assumed:
+        // a growing plan is chosen only when it wins by a wide margin. In floating point: an unpaged request
+        // (a count, facets) needs Int.max hits.
+        let placeCount = bounded ? try countInRegion(cap: textEstimate * 6 + 1, radius: request.radius)
+            : Int(min(Double(total), 40 * Double(needed) * Double(max(1, total / max(1, textEstimate)))))
+        let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
+        let hasPrefix = parsed.hasPrefix
+        let phrases = Double(max(1, parsed.phraseCount))
+        let scan = Double(textEstimate) * (hasPrefix ? 0.1 : 0.03)
+        let probe = hasPrefix ? Double.infinity : 20 * phrases
+        let costs: [(SearchPlan, Double)] = [
+            (.textThenPlace, 1.8 * Double(textEstimate)),
+            (.placeThenText, (0.3 + probe) * Double(placeCount)),
+            (.intersection, (bounded ? 1 : 4) * scan + 0.3 * Double(placeCount) + 1.8 * overlap),
+        ]
+        return costs.min { $0.1 < $1.1 }?.0 ?? .intersection
+    }
+
+    /// An upper-bound-ish estimate of how many items the query matches, from FTS5's vocabulary: per
+    /// group of alternatives (a word and its typo expansions) the sum of their document counts, the
+    /// smallest group's sum for the query.
+    mutating func estimate(_ parsed: ParsedQuery) throws -> Int {
+        // Without prefixes, the first 2,000 matches of the expression itself, extrapolated over the row
+        // ids when there are more: a few dozen microseconds, where fts5vocab counts by scanning the
+        // doclist (7 ms for a word in 408,720 items). A prefix is merged from all its terms before its
+        // first row, so it is counted from the vocabulary.
+        if !parsed.hasPrefix {
+            let sample = 2_000
+            let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*), MAX(rowid) FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?)"),
+                                       arguments: [parsed.expression, sample])
+            let count = try row?.integer(0) ?? 0, last = try row?.optionalNumber(1) ?? 0
+            guard count >= sample, last > 0 else { return Int(count) }
+            return Int(Double(sample) * Double(try estimatedItemCount()) / last)
+        }
+        var groupEstimates: [Int] = []
+        for group in parsed.required {
+            var sum = 0
+            for term in group {
+                sum += try estimate(tokens: term.tokens, isPrefix: term.isPrefix)
+                for expansion in term.expansions { sum += try estimate(tokens: [expansion.term], isPrefix: expansion.isPrefix) }
+            }
+            groupEstimates.append(sum)
+        }
+        return groupEstimates.min() ?? 0
+    }
+
+    /// The documents of a term's rarest token (a prefix's: of every term it covers, up to 5,000 terms).
+    mutating func estimate(tokens: [String], isPrefix: Bool) throws -> Int {
+        var estimate = Int.max
+        for (index, token) in tokens.enumerated() {
+            let count: Int
+            if isPrefix && index == tokens.count - 1 {
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT SUM(doc) FROM (SELECT doc FROM items_vocab WHERE term >= ? AND term <= ? LIMIT 5000)"),
+                                         arguments: [token, token + "\u{10FFFF}"]) ?? 0
+            } else {
+                count = try Int.fetchOne(db.cachedStatement(sql: "SELECT doc FROM items_vocab WHERE term = ?"), arguments: [token]) ?? 0
+            }
+            estimate = min(estimate, count)
+        }
+        return estimate == Int.max ? 0 : estimate
+    }
+
+    // MARK: Filter
+}

@@ -1,0 +1,98 @@
+import CSearchTokenizer
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Full-text matches: ranked top-k, scores of given rows, snippets.
+extension Search {
+    mutating func textMatches(expression: String, pagedInSQL: Bool) throws -> [Candidate] {
+        let filter = entityFilter
+        // A page of the best rows only: the ranking prunes what cannot reach it.
+        let keep = request.limit.addingReportingOverflow(request.offset)
+        let prunes = pagedInSQL && !keep.overflow && keep.partialValue <= SearchIndex.maximumPrunedPage
+        var sql = """
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(prunes ? SearchIndex.topRankFunction : SearchIndex.rankFunction) AS score
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid
+            WHERE items_fts MATCH ?\(filter.sql)
+            """
+        var arguments: StatementArguments = (prunes ? [phrasePlan, keep.partialValue] : [phrasePlan]) + [expression] + filter.arguments
+        if pagedInSQL {
+            sql += " ORDER BY score, i.uri LIMIT ? OFFSET ?"
+            arguments += [min(request.limit, Int(Int32.max)), request.offset]
+        }
+        record(sql, arguments)
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
+            Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
+                      latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
+        }
+    }
+
+    /// The matches among `ids` (sorted), scored: one FTS5 scan whose rows outside the set are dropped
+    /// before any join or scoring (`searchlight_in_ids`, the set bound as a pointer).
+    mutating func textMatches(expression: String, within ids: [Int64]) throws -> [Candidate] {
+        guard !ids.isEmpty else { return [] }
+        let filter = entityFilter
+        let sql = """
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(SearchIndex.rankFunction) AS score
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid
+            WHERE items_fts MATCH ?\(filter.sql) AND searchlight_in_ids(items_fts.rowid, ?)
+            """
+        let arguments: StatementArguments = [phrasePlan, expression] + filter.arguments
+        record(sql, arguments + ["(\(ids.count) row ids)"])
+        let statement = try db.cachedStatement(sql: sql)
+        statement.setUncheckedArguments(arguments)
+        return try ids.withUnsafeBufferPointer { buffer in
+            var set = searchlight_id_set(ids: buffer.baseAddress, count: buffer.count)
+            return try withUnsafePointer(to: &set) { pointer in
+                let handle = statement.sqliteStatement, parameter = sqlite3_bind_parameter_count(statement.sqliteStatement)
+                let status = searchlight_bind_id_set(handle, parameter, pointer)
+                guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot bind the row ids") }
+                // The cached statement keeps its bindings after a reset: the set must not outlive this scope in it.
+                defer { sqlite3_bind_null(handle, parameter) }
+                // Fetched while the set lives; GRDB keeps the bindings (no new arguments given).
+                return try Row.fetchAll(statement).map { row in
+                    Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
+                              latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
+                }
+            }
+        }
+    }
+
+    /// Relevance scores of the given rows that match, one query per 500 rows.
+    mutating func textScores(expression: String, ids: [Int64]) throws -> [Int64: Double] {
+        var scores: [Int64: Double] = [:]
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = Array(ids[start..<min(start + 500, ids.count)])
+            let sql = """
+                SELECT items_fts.rowid, \(SearchIndex.rankFunction)
+                FROM items_fts JOIN items i ON i.id = items_fts.rowid
+                WHERE items_fts MATCH ? AND items_fts.rowid IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
+                """
+            let arguments: StatementArguments = [phrasePlan, expression] + StatementArguments(chunk)
+            if start == 0 { record(sql, arguments) }
+            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) { scores[try row.integer(0)] = -(try row.number(1)) }
+        }
+        return scores
+    }
+
+    mutating func snippet(id: Int64, expression: String) throws -> String? {
+        let text = try String.fetchOne(db, sql: "SELECT snippet(items_fts, -1, '[', ']', '…', 12) FROM items_fts WHERE items_fts MATCH ? AND rowid = ?",
+                                       arguments: [expression, id])
+        return text?.replacingOccurrences(of: SearchIndex.fieldSeparator, with: " · ")
+    }
+
+    // MARK: Places
+
+    /// Computes the distance and applies the place filters; nil when the candidate is outside them.
+    func refine(_ candidate: Candidate) -> Candidate? {
+        var candidate = candidate
+        let hasPlace = request.near != nil || request.boundingBox != nil
+        guard let latitude = candidate.latitude, let longitude = candidate.longitude else { return hasPlace ? nil : candidate }
+        if let box = request.boundingBox, !box.contains(latitude: latitude, longitude: longitude) { return nil }
+        if let center = request.near ?? (request.effectiveSort == .distance ? center : nil) {
+            candidate.distance = GeoMath.distance(center.latitude, center.longitude, latitude, longitude)
+        }
+        if let radius = request.radius, let distance = candidate.distance, distance > radius { return nil }
+        return candidate
+    }
+}
