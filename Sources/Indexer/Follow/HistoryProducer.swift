@@ -28,6 +28,12 @@ struct HistoryBatchEnd: Sendable {
 /// Reads history after a token on its own thread and turns each batch of it into pages of prepared items,
 /// while the committing thread writes the pages before them.
 ///
+/// The stages, in order: read history (``StoreSnapshot/transactions(after:limit:changeLimit:)``), coalesce
+/// (``CoalescedChanges``, a pure function), expand dependents (``dependents(of:in:)``, skipping related objects
+/// whose ``ShownValueDigests`` did not change), fetch and evaluate (``page(_:changed:in:)``, with
+/// ``ItemBuilder``), and commit (the exporter, one index transaction per batch). A cancelled page queue stops
+/// the producer between pages; the exporter joins its thread before the catch-up returns.
+///
 /// A batch is coalesced per object (anything followed by a delete is a delete, the rest is an upsert of the
 /// current row), then expanded to the indexed objects that show a changed one through a relationship (a
 /// renamed country's places); the expanded set is fetched, evaluated and tokenized in pages of `batchSize`
@@ -90,11 +96,8 @@ struct HistoryProducer: Sendable {
     func batch(after token: Int64, known: [String: String], in snapshot: StoreSnapshot) throws -> Batch? {
         let transactions = try snapshot.transactions(after: token, limit: 100, changeLimit: batchSize)
         guard let last = transactions.last else { return nil }
-        var deleted: Set<ManagedObjectID> = [], changed: Set<ManagedObjectID> = []
-        for change in transactions.flatMap(\.changes) {
-            if change.type == .delete { deleted.insert(change.objectID) } else { changed.insert(change.objectID) }
-        }
-        changed.subtract(deleted)
+        let coalesced = CoalescedChanges(transactions)
+        let (changed, deleted) = (coalesced.changed, coalesced.deleted)
         // Related objects whose dependents show nothing new are not expanded.
         let shown = try shownValues(of: changed, known: known, in: snapshot)
         let affected = changed.union(try dependents(of: changed.subtracting(shown.unchanged), in: snapshot))
@@ -104,7 +107,7 @@ struct HistoryProducer: Sendable {
         // A deleted object's digest goes with it, whether it was an item or not.
         let forgotten = deleted.filter { digests.isShown($0.entityName) }.map(\.uriRepresentation).sorted()
         let end = HistoryBatchEnd(token: last.number, timestamp: last.timestamp, shownValues: shown.digests,
-                                  forgottenShownValues: forgotten, changes: transactions.reduce(0) { $0 + $1.changes.count })
+                                  forgottenShownValues: forgotten, changes: coalesced.changeCount)
         return Batch(affected: affected, changed: changed, deletes: deletes, end: end)
     }
 
