@@ -56,8 +56,10 @@ struct IndexReplacedTests {
         var next = SaveRequest()
         next.insert("Place", attributes: ["name": .string("second")])
         _ = try writer.save(next)
-        #expect(await recorder.wait { _ in !recorder.stops.isEmpty })
+        // The run ends by itself: an app waiting on it hears the end, then the event says why.
+        await recorder.service.waitUntilStopped()
         #expect(!recorder.service.isRunning)
+        #expect(await recorder.wait { _ in !recorder.stops.isEmpty })
         guard case .index(.indexReplaced(let reportedPath, let reason))?? = recorder.stops.first else {
             Issue.record("follow went on writing into a \(how) index: \(recorder.stops)")
             return
