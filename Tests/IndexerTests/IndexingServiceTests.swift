@@ -241,6 +241,47 @@ struct IndexingServiceTests {
         #expect(recorder.stops.count == 1 && recorder.stops[0] == nil)
     }
 
+    @Test("runs take turns: a stop asked before any run ends the next at once; during a catch-up, start() is refused and a reindex is served by it")
+    func runsTakeTurns() async throws {
+        let folder = try TestFolder.make("service-turns")
+        let a = try Self.store("A.sqlite", in: folder, prefix: "alpha")
+        let indexPath = folder.appendingPathComponent("A.searchindex").path
+        var options = IndexingService.Options()
+        options.timing.busyTimeout = 10
+        let service = IndexingService(indexPath: indexPath, stores: [.init(path: a.path)], options: options)
+        // A signal before the run began (the command line's window): the run stops before its first store.
+        service.requestStop()
+        #expect(try await service.catchUp().isEmpty)
+        #expect(try await service.catchUp().first?.inserted == 10)
+
+        // Another process holds the index's write lock: the next catch-up waits inside its run.
+        var unsafe = Configuration()
+        unsafe.allowsUnsafeTransactions = true
+        let intruder = try DatabaseQueue(path: indexPath, configuration: unsafe)
+        try intruder.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+        var save = SaveRequest()
+        save.update(.saved(a.ids[0]), attributes: ["name": .string("held")])
+        try a.writer.save(save)
+        let catchUp = Task { try await service.catchUp() }
+        let deadline = Date().addingTimeInterval(10)
+        while !service.isRunning && Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
+        do {
+            try service.start()
+            Issue.record("start() during a catch-up was accepted")
+        } catch .alreadyRunning {
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+        let reindex = Task { try await service.reindex(uris: [a.ids[4].uriRepresentation]) }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        try intruder.inDatabase { db in try db.execute(sql: "COMMIT") }
+        let summaries = try await catchUp.value
+        #expect(summaries.first?.updated == 1)
+        let served = try await reindex.value
+        #expect(served.count == 1 && served[0].unchanged + served[0].updated == 1, "\(served)")
+        #expect(!service.isRunning)
+    }
+
     @Test("deleteIndex stops the service and removes its stores' items; the file goes with the last store; start exports anew")
     func deleteIndex() async throws {
         let folder = try TestFolder.make("service-delete")

@@ -13,6 +13,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
     case unsafeFile(path: String, reason: String)
     /// A store whose UUID the index already follows at another path that still exists: a copy of it.
     case duplicateStore(uuid: String, indexedPath: String, path: String)
+    /// The service already runs: a catch-up is under way (or it follows its stores, for a catch-up).
+    case alreadyRunning
     /// An object ID names a store the service does not index.
     case unknownStore(uuid: String)
     /// Following needs history the store does not track.
@@ -35,6 +37,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
                 + "index the copy into an index of its own, or move the original away first"
         case .internalFailure(let message):
             "internal error: \(message); this is a Searchlight bug: please report it"
+        case .alreadyRunning:
+            "the service is already indexing; wait for its run to end"
         case .unknownStore(let uuid):
             "no store with UUID \(uuid) is indexed here"
         case .historyNotTracked(let path):

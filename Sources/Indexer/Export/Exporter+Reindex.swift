@@ -7,12 +7,15 @@ extension Exporter {
     /// index holds (a later catch-up replays history over them as over any item). Objects gone from the store,
     /// or left out by an ``ItemProducer``, lose their items; objects of entities that are not indexed are
     /// ignored. A store not exported yet is caught up instead, which writes every object.
-    public func reindex(_ ids: [ManagedObjectID]) throws(ExportError) -> Summary {
+    ///
+    /// `events` and `shouldStop` serve that catch-up as they serve ``catchUp(rebuild:events:shouldStop:)``.
+    public func reindex(_ ids: [ManagedObjectID], events: (IndexingEvent) -> Void = { _ in },
+                        shouldStop: () -> Bool = { false }) throws(ExportError) -> Summary {
         let start = DispatchTime.now().uptimeNanoseconds
         var summary = Summary(store: indexedStore)
         do {
             guard let checkpoint = try index.checkpoint(storeUUID: store.metadata.storeUUID), checkpoint.exportState == nil else {
-                return try catchUp()
+                return try catchUp(events: events, shouldStop: shouldStop)
             }
             let wanted = Set(ids.map(store.canonical)).filter { configuration.plans[$0.entityName] != nil }
                 .sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }

@@ -20,7 +20,8 @@ final class StoreChangeMonitor: Sendable {
         var names: Set<String>
     }
 
-    /// A pipe whose read end is watched with the stores: ``wake()`` writes a byte into it.
+    /// A pipe (a socket pair on Linux) whose read end is watched with the stores: ``wake()`` writes a byte
+    /// into it.
     private let wakeRead: Int32, wakeWrite: Int32
     #if canImport(Glibc)
     private let descriptor: Int32
@@ -44,8 +45,14 @@ final class StoreChangeMonitor: Sendable {
             byDirectory[directory, default: Folder(directory: directory, names: [])].names.formUnion([base, base + "-wal", base + "-journal"])
         }
         var pipeEnds: [Int32] = [0, 0]
+        #if canImport(Glibc)
+        // Close-on-exec from the start: a process another thread spawns meanwhile inherits nothing.
+        let kind = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        guard socketpair(AF_UNIX, kind, 0, &pipeEnds) == 0 else { return nil }
+        #else
         guard pipe(&pipeEnds) == 0 else { return nil }
         for end in pipeEnds { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK); _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        #endif
         (wakeRead, wakeWrite) = (pipeEnds[0], pipeEnds[1])
         #if canImport(Glibc)
         descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))

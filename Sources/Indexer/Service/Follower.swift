@@ -79,9 +79,8 @@ final class Follower {
         let monitor = timing.useNotifications ? StoreChangeMonitor(storePaths: entries.map(\.source.storePath)) : nil
         if timing.useNotifications && monitor == nil { send(.notice(.polling(interval: timing.pollInterval))) }
         control.attach(monitor)
-        defer { serve(control.close()) }
+        defer { serve(control.close(), control) }
         while !control.isStopRequested {
-            serve(control.takeRequests())
             for position in entries.indices where entries[position].pending && !control.isStopRequested {
                 do {
                     _ = try catchUp(position, control)
@@ -92,6 +91,8 @@ final class Follower {
                 }
             }
             guard !control.isStopRequested else { break }
+            // Requests wait for the catch-ups in hand: a reindex builds on a store that is caught up.
+            serve(control.takeRequests(), control)
             let stalled = entries.contains { $0.stalledSince != nil }
             if let monitor {
                 // Debounce before looking: the WAL is written a moment before the commit becomes visible in
@@ -190,17 +191,18 @@ final class Follower {
     }
 
     /// Serves requests: each caller hears its answer.
-    private func serve(_ requests: [RunControl.Request]) {
+    func serve(_ requests: [RunControl.Request], _ control: RunControl? = nil) {
         for request in requests {
             switch request {
             case .reindex(let ids, let continuation):
-                do { continuation.resume(returning: try reindex(ids)) } catch { continuation.resume(throwing: error) }
+                do { continuation.resume(returning: try reindex(ids, control)) } catch { continuation.resume(throwing: error) }
             }
         }
     }
 
-    /// Builds the items of `ids` again, by store.
-    func reindex(_ ids: [ManagedObjectID]) throws(ExportError) -> [Exporter.Summary] {
+    /// Builds the items of `ids` again, by store (a store not exported yet is caught up instead, stoppable
+    /// through `control`).
+    func reindex(_ ids: [ManagedObjectID], _ control: RunControl? = nil) throws(ExportError) -> [Exporter.Summary] {
         var byStore: [Int: [ManagedObjectID]] = [:]
         for id in ids {
             guard let position = entries.firstIndex(where: {
@@ -210,7 +212,7 @@ final class Follower {
         }
         var summaries: [Exporter.Summary] = []
         for (position, ids) in byStore.sorted(by: { $0.key < $1.key }) {
-            let summary = try entries[position].exporter.reindex(ids)
+            let summary = try entries[position].exporter.reindex(ids, events: send, shouldStop: { control?.isStopRequested ?? false })
             if summary.changedIndex { send(.indexDidUpdate(summary)) }
             summaries.append(summary)
         }

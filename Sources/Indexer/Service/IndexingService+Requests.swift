@@ -10,13 +10,16 @@ extension IndexingService {
     ///
     /// - Parameter rebuild: Write every store's items again from scratch.
     public func catchUp(rebuild: Bool = false) async throws(ExportError) -> [Exporter.Summary] {
-        let control = try begin()
+        let control = try await begin(follows: false)
         let (indexPath, stores, options, send) = (indexPath, stores, options, broadcaster.send)
         do {
             let summaries = try await Self.onThread(named: "searchlight catch-up") { () throws(ExportError) in
                 let follower = try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false,
                                                  rebuild: rebuild, send: send)
-                return try follower.catchUpAll(control)
+                let summaries = try follower.catchUpAll(control)
+                // Reindex requests made meanwhile are served by this run, with the follower still open.
+                follower.serve(control.close())
+                return summaries
             }
             end(control, error: nil, announce: true)
             return summaries
@@ -49,9 +52,19 @@ extension IndexingService {
                 throw ExportError(error)
             }
         }
+        // No run follows: this one opens the index for the reindex alone, as a run of its own.
+        let control = try await begin(follows: false)
         let (indexPath, stores, options, send, wanted) = (indexPath, stores, options, broadcaster.send, ids)
-        return try await Self.onThread(named: "searchlight reindex") { () throws(ExportError) in
-            try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false, send: send).reindex(wanted)
+        do {
+            let summaries = try await Self.onThread(named: "searchlight reindex") { () throws(ExportError) in
+                try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false, send: send)
+                    .reindex(wanted, control)
+            }
+            end(control, error: nil, announce: false)
+            return summaries
+        } catch {
+            end(control, error: error, announce: false)
+            throw error
         }
     }
 

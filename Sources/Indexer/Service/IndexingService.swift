@@ -99,6 +99,9 @@ public final class IndexingService: Sendable {
     struct RunState {
         var control: RunControl?
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// A stop requested while no run was under way yet (a signal before the run began): the next run
+        /// begins stopped, and so ends after its first batch at most.
+        var stopBeforeBegin = false
     }
 
     /// A service writing `stores` into the index at `indexPath`; nothing is opened before ``start(rebuild:)``.
@@ -120,12 +123,16 @@ public final class IndexingService: Sendable {
     ///
     /// Problems found while opening (a missing store, a store without persistent history, a configuration
     /// that does not fit the model, another process writing the index) are thrown here; later ones end the
-    /// run with ``IndexingEvent/stopped(error:)``. Calling it while the service runs does nothing.
+    /// run with ``IndexingEvent/stopped(error:)``. Calling it while the service follows its stores does
+    /// nothing; while a ``catchUp(rebuild:)`` runs, it throws ``ExportError/alreadyRunning``.
     ///
     /// - Parameter rebuild: Write every store's items again from scratch before following.
     public func start(rebuild: Bool = false) throws(ExportError) {
-        guard !isRunning || state.withLock({ $0.control?.isStopRequested == true }) else { return }
-        let control = try begin()
+        if let current = state.withLock({ $0.control }), !current.isStopRequested {
+            guard current.follows else { throw .alreadyRunning }
+            return
+        }
+        let control = try begin(follows: true)
         let follower: Follower
         do {
             follower = try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: true, rebuild: rebuild,
@@ -146,32 +153,56 @@ public final class IndexingService: Sendable {
         thread.start()
     }
 
-    /// Makes a new run the current one, after the one before it ended.
-    func begin() throws(ExportError) -> RunControl {
+    /// Makes a new run the current one, after the one before it ended (blocking: for synchronous callers).
+    func begin(follows: Bool) throws(ExportError) -> RunControl {
         while true {
-            let control = RunControl()
-            let previous = state.withLock { state -> RunControl? in
-                if let current = state.control { return current }
-                state.control = control
-                return nil
-            }
-            guard let previous else { return control }
+            let (control, previous) = tryBegin(follows: follows)
+            if let control { return control }
             // A run between its last batch and its end: wait for it. A live one is another caller's.
-            guard previous.isStopRequested else { throw .internalFailure("the service is already running") }
+            guard let previous, previous.isStopRequested else { throw .alreadyRunning }
             previous.waitUntilFinished()
+        }
+    }
+
+    /// Makes a new run the current one, waiting without blocking a thread for the one before it to end.
+    func begin(follows: Bool) async throws(ExportError) -> RunControl {
+        while true {
+            let (control, previous) = tryBegin(follows: follows)
+            if let control { return control }
+            guard let previous, previous.isStopRequested else { throw .alreadyRunning }
+            await waitUntilStopped()
+        }
+    }
+
+    /// A new current run, or the run under way.
+    private func tryBegin(follows: Bool) -> (RunControl?, RunControl?) {
+        state.withLock { state in
+            if let current = state.control { return (nil, current) }
+            let control = RunControl(follows: follows)
+            if state.stopBeforeBegin {
+                state.stopBeforeBegin = false
+                control.requestStop()
+            }
+            state.control = control
+            return (control, nil)
         }
     }
 
     /// Ends a run: waiters of ``stop()`` go on, and subscribers hear ``IndexingEvent/stopped(error:)``
     /// when `announce` is set (a following run's end).
     func end(_ control: RunControl, error: ExportError?, announce: Bool) {
+        // Requests no one served (a run that never followed, or failed to open) hear why.
+        for case .reindex(_, let continuation) in control.close() {
+            continuation.resume(throwing: error ?? ExportError.alreadyRunning)
+        }
+        // Heard before a run waiting on this one can begin and send its own events.
+        if announce { broadcaster.send(.stopped(error: error)) }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             if state.control === control { state.control = nil }
             defer { state.waiters = [] }
             return state.waiters
         }
         control.markFinished()
-        if announce { broadcaster.send(.stopped(error: error)) }
         for waiter in waiters { waiter.resume() }
     }
 
@@ -190,9 +221,13 @@ public final class IndexingService: Sendable {
         }
     }
 
-    /// Asks the run to stop after the batch in hand, without waiting (a signal handler's way).
+    /// Asks the run under way to stop after the batch in hand, without waiting (a signal handler's way);
+    /// when none is under way yet, the next run to begin stops at once.
     public func requestStop() {
-        state.withLock { $0.control }?.requestStop()
+        state.withLock { state -> RunControl? in
+            if state.control == nil { state.stopBeforeBegin = true }
+            return state.control
+        }?.requestStop()
     }
 
     /// Waits until the current run ends, by a stop or an error; returns at once when none runs.

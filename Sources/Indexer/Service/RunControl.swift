@@ -20,6 +20,10 @@ final class RunControl: Sendable {
 
     private let state = Mutex(State())
     private let finished = DispatchSemaphore(value: 0)
+    /// Whether the run follows its stores (``IndexingService/start(rebuild:)``) or catches up once.
+    let follows: Bool
+
+    init(follows: Bool) { self.follows = follows }
 
     var isStopRequested: Bool { state.withLock { $0.stopRequested } }
 

@@ -109,7 +109,7 @@ func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
         let status: ExitStatus = switch error {
         case .store(let inner): inner.exitStatus
         case .index(let inner): inner.exitStatus
-        case .lock: .temporaryFailure
+        case .lock, .alreadyRunning: .temporaryFailure
         case .unsafeFile, .configuration, .historyNotTracked, .duplicateStore, .unknownStore: .dataError
         case .internalFailure: .software
         }
