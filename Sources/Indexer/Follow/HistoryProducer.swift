@@ -29,7 +29,7 @@ struct HistoryBatchEnd: Sendable {
 /// while the committing thread writes the pages before them.
 ///
 /// The stages, in order: read history (``StoreSnapshot/transactions(after:limit:changeLimit:)``), coalesce
-/// (``CoalescedChanges``, a pure function), expand dependents (``dependents(of:in:)``, skipping related objects
+/// (``CoalescedChanges``, a pure function), expand dependents (``DependentExpansion``, skipping related objects
 /// whose ``ShownValueDigests`` did not change), fetch and evaluate (``page(_:changed:in:)``, with
 /// ``ItemBuilder``), and commit (the exporter, one index transaction per batch). A cancelled page queue stops
 /// the producer between pages; the exporter joins its thread before the catch-up returns.
@@ -100,7 +100,8 @@ struct HistoryProducer: Sendable {
         let (changed, deleted) = (coalesced.changed, coalesced.deleted)
         // Related objects whose dependents show nothing new are not expanded.
         let shown = try shownValues(of: changed, known: known, in: snapshot)
-        let affected = changed.union(try dependents(of: changed.subtracting(shown.unchanged), in: snapshot))
+        let affected = changed.union(try DependentExpansion(configuration: configuration, digests: digests)
+            .dependents(of: changed.subtracting(shown.unchanged), in: snapshot))
             .filter { configuration.plans[$0.entityName] != nil }
             .sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
         let deletes = deleted.filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation).sorted()
@@ -126,23 +127,6 @@ struct HistoryProducer: Sendable {
         var items = built.items.map(PreparedItem.init)
         try index.prepareReplacements(of: &items)
         return HistoryPage(items: items, deletes: gone + built.skipped, omittedValues: built.omittedValues)
-    }
-
-    /// Indexed objects whose items show one of `changed` through a relationship (found through the inverses).
-    func dependents(of changed: Set<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
-        var result: Set<ManagedObjectID> = []
-        let model = configuration.model
-        for (entity, ids) in Dictionary(grouping: changed, by: \.entityName) {
-            for dependency in digests.entries(for: entity) {
-                var current = Array(ids)
-                for inverse in dependency.inverses where !current.isEmpty {
-                    let objects = try snapshot.objects(current, relationships: .toOneAnd([inverse]))
-                    current = objects.values.flatMap { $0.toOne[inverse].map { [$0] } ?? $0.toMany[inverse] ?? [] }
-                }
-                result.formUnion(current.filter { model.isKind($0.entityName, of: dependency.indexed) })
-            }
-        }
-        return result
     }
 
     /// Changed related objects whose dependents need not be re-indexed (``ShownValueDigests``), and the
