@@ -60,7 +60,7 @@ public final class IndexingService: Sendable {
         public var quietPeriod: TimeInterval = 0.01
         /// …or once this long has passed since its first commit, whichever comes first (a steady stream
         /// of saves is still indexed every `maxDelay`).
-        public var maxDelay: TimeInterval = 0.1
+        public var maxDelay: TimeInterval = 0.015
         /// Whether to use file-change notifications on the stores' files (`-wal`, `-journal`, database).
         public var useNotifications = true
         /// How long a replaced store may take to become a readable store again (a file being copied into place).
