@@ -13,8 +13,20 @@ import SearchIndex
 /// through an operator such as `@count`, or on through an attribute's value) has none, and its dependents are re-indexed whenever it changes.
 struct ShownValueDigests: Sendable {
     let configuration: ResolvedConfiguration
-    /// Which indexed objects show which related entities (``ItemBuilder/dependencies()``).
-    let dependencies: [String: [ItemBuilder.Dependency]]
+    /// The dependency entries that apply to each entity: its own and its ancestors' (computed once).
+    private let entriesByEntity: [String: [ItemBuilder.Dependency]]
+
+    /// The digests of what `dependencies` (``ItemBuilder/dependencies()``) show.
+    init(configuration: ResolvedConfiguration, dependencies: [String: [ItemBuilder.Dependency]]) {
+        self.configuration = configuration
+        let model = configuration.model
+        var entries: [String: [ItemBuilder.Dependency]] = [:]
+        for entity in model.entities.map(\.name) {
+            let all = model.ancestors(of: entity).reversed().flatMap { dependencies[$0] ?? [] } + (dependencies[entity] ?? [])
+            if !all.isEmpty { entries[entity] = all }
+        }
+        entriesByEntity = entries
+    }
 
     /// The digests of those `objects` that indexed items show. Objects fetched without a to-many
     /// relationship a key path's rest starts with are fetched again with it.
@@ -26,8 +38,10 @@ struct ShownValueDigests: Sendable {
             let steps = toManyFirstSteps(of: entity, entries: entries)
             let complete = group.allSatisfy { object in steps.allSatisfy { object.toMany[$0] != nil } }
             let objects = complete ? group : Array(try snapshot.objects(group.map(\.objectID), relationships: .toOneAnd(steps)).values)
+            // What the suffixes pass through on their way, fetched a level at a time for the whole group.
+            let graph = try reached(from: objects, entries: entries, in: snapshot)
             for object in objects {
-                if let digest = try digest(of: object, entries: entries, in: snapshot) { result[object.objectID] = digest }
+                if let digest = digest(of: object, entries: entries, graph: graph) { result[object.objectID] = digest }
             }
         }
         return result
@@ -35,17 +49,24 @@ struct ShownValueDigests: Sendable {
 
     /// The digests of those objects named that indexed items show, read from the store.
     func digests(of ids: some Collection<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> [ManagedObjectID: String] {
+        try digests(of: objects(ids, in: snapshot), in: snapshot)
+    }
+
+    /// Those objects named that indexed items show, read with what their digests and their dependents'
+    /// expansion (``DependentExpansion``) need: the to-many first steps of the suffixes and the first inverses.
+    func objects(_ ids: some Collection<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> [ManagedObjectSnapshot] {
         var objects: [ManagedObjectSnapshot] = []
         for (entity, group) in Dictionary(grouping: ids, by: \.entityName) {
             let entries = entries(for: entity)
             guard !entries.isEmpty else { continue }
-            objects += try snapshot.objects(group, relationships: .toOneAnd(toManyFirstSteps(of: entity, entries: entries))).values
+            let inverses = Set(entries.compactMap(\.inverses.first))
+            objects += try snapshot.objects(group, relationships: .toOneAnd(toManyFirstSteps(of: entity, entries: entries).union(inverses))).values
         }
-        return try digests(of: objects, in: snapshot)
+        return objects
     }
 
     /// Whether indexed items show anything of the entity's objects.
-    func isShown(_ entity: String) -> Bool { !entries(for: entity).isEmpty }
+    func isShown(_ entity: String) -> Bool { entriesByEntity[entity] != nil }
 
     /// The to-many relationships of `entity` the rests of key paths start with.
     private func toManyFirstSteps(of entity: String, entries: [ItemBuilder.Dependency]) -> Set<String> {
@@ -53,12 +74,44 @@ struct ShownValueDigests: Sendable {
     }
 
     /// The dependency entries keyed under an entity or one of its ancestors.
-    func entries(for entity: String) -> [ItemBuilder.Dependency] {
-        configuration.model.ancestors(of: entity).reversed().flatMap { dependencies[$0] ?? [] } + (dependencies[entity] ?? [])
+    func entries(for entity: String) -> [ItemBuilder.Dependency] { entriesByEntity[entity] ?? [] }
+
+    /// The objects the suffixes of `entries` pass through from `objects` before their last step, each fetched
+    /// once, a level at a time, with the to-many relationship its next step follows.
+    private func reached(from objects: [ManagedObjectSnapshot], entries: [ItemBuilder.Dependency],
+                         in snapshot: StoreSnapshot) throws -> [ManagedObjectID: ManagedObjectSnapshot] {
+        let model = configuration.model
+        var graph: [ManagedObjectID: ManagedObjectSnapshot] = [:]
+        // Operators are not followed (see `values(along:from:graph:)`): their objects get no digest.
+        let paths = Set(entries.flatMap(\.suffixes)).filter { $0.count > 1 && !$0.contains { $0.hasPrefix("@") } }
+        var frontier: [(object: ManagedObjectSnapshot, rest: [String])] = objects.flatMap { object in paths.map { (object, $0) } }
+        while !frontier.isEmpty {
+            // The objects the next step leads to, with the to-many relationships the step after it follows.
+            var wanted: [ManagedObjectID: Set<[String]>] = [:]
+            for (object, rest) in frontier {
+                guard rest.count > 1, let relationship = model.relationship(rest[0], of: object.entityName) else { continue }
+                let destinations = relationship.isToMany ? object.toMany[rest[0]] ?? [] : [(object.toOne[rest[0]] ?? nil)].compactMap { $0 }
+                for destination in destinations { wanted[destination, default: []].insert(Array(rest.dropFirst())) }
+            }
+            let missing = wanted.keys.filter { id in
+                guard let known = graph[id] else { return true }
+                return wanted[id, default: []].contains { rest in
+                    model.relationship(rest[0], of: id.entityName)?.isToMany == true && known.toMany[rest[0]] == nil
+                }
+            }
+            if !missing.isEmpty {
+                let toMany = Set(missing.flatMap { id in
+                    wanted[id, default: []].compactMap { model.relationship($0[0], of: id.entityName)?.isToMany == true ? $0[0] : nil }
+                })
+                for (id, object) in try snapshot.objects(missing, relationships: .toOneAnd(toMany)) { graph[id] = object }
+            }
+            frontier = wanted.flatMap { id, rests in graph[id].map { object in rests.map { (object, $0) } } ?? [] }
+        }
+        return graph
     }
 
     /// What the dependents of `object` read from it, hashed; nil when a key path's rest holds an operator.
-    func digest(of object: ManagedObjectSnapshot, entries: [ItemBuilder.Dependency], in snapshot: StoreSnapshot) throws -> String? {
+    func digest(of object: ManagedObjectSnapshot, entries: [ItemBuilder.Dependency], graph: [ManagedObjectID: ManagedObjectSnapshot]) -> String? {
         let model = configuration.model
         var parts: [String] = []
         for entry in entries {
@@ -67,16 +120,16 @@ struct ShownValueDigests: Sendable {
                 parts.append("→" + ((object.toOne[first] ?? nil)?.uriRepresentation ?? "nil"))
             }
             for suffix in entry.suffixes.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                guard let values = try values(along: suffix, from: object, in: snapshot) else { return nil }
+                guard let values = values(along: suffix, from: object, graph: graph) else { return nil }
                 parts.append(suffix.joined(separator: ".") + "=" + values.joined(separator: "\u{1F}"))
             }
         }
         return ResolvedConfiguration.fnv1a(parts.joined(separator: "\u{1E}")) + "-\(parts.reduce(0) { $0 + $1.utf8.count })"
     }
 
-    /// The values at the end of a key path from `object` (related objects by URI, to-many in key order);
-    /// nil when the path holds an operator or goes on through an attribute.
-    func values(along path: [String], from object: ManagedObjectSnapshot, in snapshot: StoreSnapshot) throws -> [String]? {
+    /// The values at the end of a key path from `object` (related objects by URI, to-many in key order), the
+    /// objects on the way looked up in `graph`; nil when the path holds an operator or goes on through an attribute.
+    func values(along path: [String], from object: ManagedObjectSnapshot, graph: [ManagedObjectID: ManagedObjectSnapshot]) -> [String]? {
         let model = configuration.model
         // An operator (@count, @sum…) is not followed here: the object's dependents are always re-indexed.
         guard !path.contains(where: { $0.hasPrefix("@") }) else { return nil }
@@ -102,10 +155,7 @@ struct ShownValueDigests: Sendable {
                 }
             }
             if isLast { return values }
-            let following = path[step + 1]
-            let toMany = Set(next.compactMap { model.relationship(following, of: $0.entityName)?.isToMany == true ? following : nil })
-            let fetched = try snapshot.objects(next, relationships: .toOneAnd(toMany))
-            current = next.compactMap { fetched[$0] }
+            current = next.compactMap { graph[$0] }
         }
         return ["self"]
     }

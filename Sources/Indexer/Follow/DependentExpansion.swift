@@ -10,12 +10,19 @@ struct DependentExpansion: Sendable {
 
     /// Indexed objects whose items show one of `changed` (not `changed` themselves, unless one shows another).
     func dependents(of changed: Set<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
+        try dependents(of: digests.objects(changed, in: snapshot), in: snapshot)
+    }
+
+    /// Indexed objects whose items show one of `objects`, which were read with their first inverses
+    /// (``ShownValueDigests/objects(_:in:)``): the first step back is taken from them, the rest from the store.
+    func dependents(of objects: [ManagedObjectSnapshot], in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
         var result: Set<ManagedObjectID> = []
         let model = configuration.model
-        for (entity, ids) in Dictionary(grouping: changed, by: \.entityName) {
+        for (entity, group) in Dictionary(grouping: objects, by: \.entityName) {
             for dependency in digests.entries(for: entity) {
-                var current = Array(ids)
-                for inverse in dependency.inverses where !current.isEmpty {
+                guard let first = dependency.inverses.first else { continue }
+                var current = group.flatMap { $0.toOne[first].map { [$0] } ?? $0.toMany[first] ?? [] }
+                for inverse in dependency.inverses.dropFirst() where !current.isEmpty {
                     let objects = try snapshot.objects(current, relationships: .toOneAnd([inverse]))
                     current = objects.values.flatMap { $0.toOne[inverse].map { [$0] } ?? $0.toMany[inverse] ?? [] }
                 }

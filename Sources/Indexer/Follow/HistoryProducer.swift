@@ -98,10 +98,12 @@ struct HistoryProducer: Sendable {
         guard let last = transactions.last else { return nil }
         let coalesced = CoalescedChanges(transactions)
         let (changed, deleted) = (coalesced.changed, coalesced.deleted)
-        // Related objects whose dependents show nothing new are not expanded.
-        let shown = try shownValues(of: changed, known: known, in: snapshot)
+        // Changed objects that indexed items show, read once for their digests and their expansion; those
+        // whose dependents show nothing new are not expanded.
+        let shownObjects = try digests.objects(changed, in: snapshot)
+        let shown = try shownValues(of: shownObjects, known: known, in: snapshot)
         let affected = changed.union(try DependentExpansion(configuration: configuration, digests: digests)
-            .dependents(of: changed.subtracting(shown.unchanged), in: snapshot))
+            .dependents(of: shownObjects.filter { !shown.unchanged.contains($0.objectID) }, in: snapshot))
             .filter { configuration.plans[$0.entityName] != nil }
             .sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
         let deletes = deleted.filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation).sorted()
@@ -136,11 +138,11 @@ struct HistoryProducer: Sendable {
         var digests: [String: String] = [:]
     }
 
-    /// Compares the digests of `changed` objects with the newest known ones: `known` first (this producer's
+    /// Compares the digests of changed `objects` with the newest known ones: `known` first (this producer's
     /// own, perhaps not committed yet), then the index's.
-    func shownValues(of changed: Set<ManagedObjectID>, known: [String: String], in snapshot: StoreSnapshot) throws -> ShownValues {
+    func shownValues(of objects: [ManagedObjectSnapshot], known: [String: String], in snapshot: StoreSnapshot) throws -> ShownValues {
         var result = ShownValues()
-        let computed = try digests.digests(of: changed, in: snapshot)
+        let computed = try digests.digests(of: objects, in: snapshot)
         guard !computed.isEmpty else { return result }
         let saved = try index.shownValues(for: computed.keys.map(\.uriRepresentation).filter { known[$0] == nil })
         for (id, digest) in computed {

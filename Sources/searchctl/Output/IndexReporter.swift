@@ -78,14 +78,18 @@ final class IndexReporter: Sendable {
         }
     }
 
-    /// A notice, with the flag that changes what it reports.
+    /// A notice, with the flag that changes what it reports, naming its store (several may be indexed).
     static func describe(_ notice: IndexingNotice) -> String {
         switch notice {
-        case .store(_, .modelInferred):
-            "the store has no Z_MODELCACHE and no --model was given: the model is inferred from the tables (property names are lower-cased column names)"
-        case .store(_, let note): note.description
-        case .storedConfigurationUsed: "using the configuration the index was built with (pass --config to change it)"
+        case .store(let path, .modelInferred):
+            named(path) + "the store has no Z_MODELCACHE and no --model was given: the model is inferred from the tables "
+                + "(property names are lower-cased column names)"
+        case .store(let path, let note): named(path) + note.description
+        case .storedConfigurationUsed(let path): named(path) + "using the configuration the index was built with (pass --config to change it)"
         default: notice.description
         }
     }
+
+    /// `Places.sqlite: `, or nothing when the store's path is not known.
+    private static func named(_ path: String) -> String { path.isEmpty ? "" : path + ": " }
 }
