@@ -79,6 +79,8 @@ extension SearchIndex {
     /// The prepared statements of the upsert path, looked up once per batch.
     struct UpsertStatements {
         let existing, insert, update, insertTexts, updateTexts, insertText, insertPlace, insertAttribute: Statement
+        /// An update's removals: the old text out of FTS5, the old place and attributes (a rename's per-item writes).
+        let removeText, removePlace, removeAttributes: Statement
         /// The connection tokenizer's offers: FTS5 takes an item's prepared tokens from them.
         let tokenOffers: UnsafeMutableRawPointer?
 
@@ -102,6 +104,19 @@ extension SearchIndex {
             insertText = try db.cachedStatement(sql: "INSERT INTO items_fts (rowid, display_name, title, text, keywords) VALUES (?, ?, ?, ?, ?)")
             insertPlace = try db.cachedStatement(sql: "INSERT INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) VALUES (?, ?, ?, ?, ?)")
             insertAttribute = try db.cachedStatement(sql: "INSERT INTO item_attributes (item_id, name, kind, number, text) VALUES (?, ?, ?, ?, ?)")
+            removeText = try db.cachedStatement(sql: Self.removeTextSQL)
+            removePlace = try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?")
+            removeAttributes = try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?")
+        }
+
+        /// FTS5's delete of an external-content row: it must be told the old values to find their tokens.
+        static let removeTextSQL = "INSERT INTO items_fts (items_fts, rowid, display_name, title, text, keywords) VALUES ('delete', ?, ?, ?, ?, ?)"
+
+        /// Runs a one-parameter removal (`removePlace`, `removeAttributes`) for an item.
+        func remove(_ statement: Statement, id: Int64, db: Database) throws {
+            sqlite3_reset(statement.sqliteStatement)
+            sqlite3_bind_int64(statement.sqliteStatement, 1, id)
+            try SearchIndex.step(statement, db: db)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SQLiteFiles
 import CSearchTokenizer
 import GRDBSQLite
 
@@ -90,7 +91,10 @@ extension SearchIndex {
                 if let offers = statements.tokenOffers, let replaced = prepared.replaced {
                     for (text, stream) in zip(replaced.texts, replaced.streams) { offer(stream, for: text, to: offers) }
                 }
-                try Self.removeText(old, db: db)
+                let remove = statements.removeText.sqliteStatement
+                sqlite3_reset(remove)
+                for column in 0..<5 { SQLiteBinding.bind(old[column] as DatabaseValue, remove, Int32(column + 1)) }
+                try step(statements.removeText, db: db)
             }
             // The row's value lengths come from the tokens (a no-op for an item prepared ahead).
             prepared.tokenize()
@@ -107,8 +111,8 @@ extension SearchIndex {
                 sqlite3_bind_int64(texts.sqliteStatement, 4, id)
                 try step(texts, db: db)
             }
-            if writesPlace { try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id]) }
-            if writesAttributes { try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?").execute(arguments: [id]) }
+            if writesPlace { try statements.remove(statements.removePlace, id: id, db: db) }
+            if writesAttributes { try statements.remove(statements.removeAttributes, id: id, db: db) }
         }
         // Bound with the C API, like the item's other rows: an attribute row per value is the bulk of a
         // filtered export's writes.
@@ -241,7 +245,6 @@ extension SearchIndex {
     /// Takes an item's text out of FTS5. The content is external, so FTS5 must be told the old values
     /// (row `(id, display_name, title, text, keywords, …)`) to find the tokens to remove.
     static func removeText(_ old: Row, db: Database) throws {
-        try db.cachedStatement(sql: "INSERT INTO items_fts (items_fts, rowid, display_name, title, text, keywords) VALUES ('delete', ?, ?, ?, ?, ?)")
-            .execute(arguments: [old[0], old[1], old[2], old[3], old[4]])
+        try db.cachedStatement(sql: UpsertStatements.removeTextSQL).execute(arguments: [old[0], old[1], old[2], old[3], old[4]])
     }
 }
