@@ -167,6 +167,9 @@ struct FollowModeTests {
         _ = try places(at: replacement, count: 5)
         #expect(rename(replacement, path) == 0)
         #expect(await recorder.wait { _ in recorder.updates.contains { $0.rebuildReason == .storeReplaced(previousUUID: oldUUID) } })
+        // The store now at the path is another one: its first catch-up is reported as such (a command line
+        // prints its lines from there).
+        #expect(recorder.events.contains { if case .caughtUp(let summary) = $0 { summary.store.uuid != oldUUID } else { false } })
         #expect(recorder.service.isRunning)
         let index = try SearchIndex(path: path + ".searchindex", mode: .readOnly)
         #expect(await recorder.wait { _ in (try? index.dump().count) == 5 })

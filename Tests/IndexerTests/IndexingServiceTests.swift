@@ -98,8 +98,8 @@ struct IndexingServiceTests {
         do {
             try IndexingService(indexPath: indexPath, stores: [.init(path: a.path), .init(path: link)]).start()
             Issue.record("one store given twice was accepted")
-        } catch .duplicateStore(_, let indexed, let path) {
-            #expect(indexed == a.path && path == link)
+        } catch .storeGivenTwice(let path, let other, let sameFile) {
+            #expect(path == link && other == a.path && sameFile)
         } catch {
             Issue.record("unexpected \(error)")
         }
@@ -231,7 +231,8 @@ struct IndexingServiceTests {
         var save = SaveRequest()
         save.update(.saved(a.ids[0]), attributes: ["name": .string("patient")])
         try a.writer.save(save)
-        #expect(await recorder.wait { events in events.contains { if case .stalled(a.path, _) = $0 { true } else { false } } })
+        // The stall names the file that is locked: the index, not the store.
+        #expect(await recorder.wait { events in events.contains { if case .stalled(indexPath, _) = $0 { true } else { false } } })
         #expect(recorder.service.isRunning)
         try intruder.inDatabase { db in try db.execute(sql: "COMMIT") }
         #expect(await recorder.wait { events in events.contains { if case .resumed(a.path) = $0 { true } else { false } } })

@@ -63,6 +63,10 @@ struct FollowTests {
         // Without --index, two stores have no one default index.
         let refused = try CLI.run(["index", "--store", stores[0].path, "--store", stores[1].path])
         #expect(refused.status == 64 && refused.stderr.contains("--index"), "\(refused.stderr)")
+        // One store by two names: refused, saying so (not taken for a copy the index follows).
+        let twice = try CLI.run(["index", "--store", stores[0].path, "--store", directory.appendingPathComponent("./North.sqlite").path,
+                                 "--index", directory.appendingPathComponent("Twice.searchindex").path])
+        #expect(twice.status == 64 && twice.stderr.contains("are one store file; give it to --store once"), "\(twice.stderr)")
 
         let output = directory.appendingPathComponent("lines.txt")
         FileManager.default.createFile(atPath: output.path, contents: nil)

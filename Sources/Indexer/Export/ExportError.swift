@@ -15,6 +15,10 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
     case duplicateStore(uuid: String, indexedPath: String, path: String)
     /// The service already runs: a catch-up is under way (or it follows its stores, for a catch-up).
     case alreadyRunning
+    /// The service's run ended before it served a request (a reindex); call again.
+    case stopped
+    /// One store was given twice: two names of one file, or a copy of it (same store UUID).
+    case storeGivenTwice(path: String, other: String, sameFile: Bool)
     /// An object ID names a store the service does not index.
     case unknownStore(uuid: String)
     /// Following needs history the store does not track.
@@ -39,8 +43,13 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
             "internal error: \(message); this is a Searchlight bug: please report it"
         case .alreadyRunning:
             "the service is already indexing; wait for its run to end"
+        case .stopped:
+            "the service's run ended before it served the request; ask again"
+        case .storeGivenTwice(let path, let other, let sameFile):
+            sameFile ? "\(path) and \(other) are one store file; give it once"
+                : "\(path) is a copy of \(other) (the same store UUID); index the copy into an index of its own"
         case .unknownStore(let uuid):
-            "no store with UUID \(uuid) is indexed here"
+            "no store with UUID \(uuid) is indexed here; add that store to the ones indexed, or check the URI's store UUID"
         case .historyNotTracked(let path):
             "\(path) has no persistent history, so its changes cannot be followed; turn on NSPersistentHistoryTrackingKey in the app's store description (a catch-up without following re-exports everything each time)"
         }

@@ -110,7 +110,7 @@ extension Exporter {
     }
 
     /// The device and inode of the file a path resolves to, nil when there is none.
-    private static func identity(_ path: String) -> [UInt64]? {
+    static func identity(_ path: String) -> [UInt64]? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return [UInt64(truncatingIfNeeded: info.st_dev), UInt64(truncatingIfNeeded: info.st_ino)]

@@ -56,7 +56,8 @@ final class Follower {
             exporter.rebuildPolicy = options.rebuildPolicy
             // One store given twice (two names of one file, or a copy) would take turns rebuilding over the other.
             if let twin = entries.first(where: { $0.exporter.store.metadata.storeUUID.caseInsensitiveCompare(exporter.store.metadata.storeUUID) == .orderedSame }) {
-                throw .duplicateStore(uuid: exporter.store.metadata.storeUUID, indexedPath: twin.source.storePath, path: store.path)
+                let sameFile = Exporter.identity(store.path).map { $0 == Exporter.identity(twin.source.storePath) } ?? false
+                throw .storeGivenTwice(path: store.path, other: twin.source.storePath, sameFile: sameFile)
             }
             entries.append(Entry(source: source, exporter: exporter, rebuild: rebuild))
         }
@@ -84,8 +85,8 @@ final class Follower {
             for position in entries.indices where entries[position].pending && !control.isStopRequested {
                 do {
                     _ = try catchUp(position, control)
-                } catch where Self.isBusy(error) {
-                    stall(position)
+                } catch where Self.busyFile(error) != nil {
+                    stall(position, on: Self.busyFile(error))
                 } catch {
                     return error
                 }
@@ -108,8 +109,8 @@ final class Follower {
             for position in entries.indices where !entries[position].pending {
                 do {
                     try look(at: position, control)
-                } catch where Self.isBusy(error) {
-                    stall(position)
+                } catch where Self.busyFile(error) != nil {
+                    stall(position, on: Self.busyFile(error))
                 } catch {
                     return error
                 }
@@ -130,6 +131,8 @@ final class Follower {
             reopened.rebuildPolicy = options.rebuildPolicy
             entries[position].exporter = reopened
             entries[position].pending = true
+            // Another store now: its first catch-up is reported as one.
+            entries[position].reported = false
             return
         }
         let current: Int64
@@ -161,18 +164,20 @@ final class Follower {
         return summary
     }
 
-    private func stall(_ position: Int) {
+    /// Marks a store's catch-up stalled on `file` (the store or the index another process keeps locked).
+    private func stall(_ position: Int, on file: String?) {
         guard entries[position].stalledSince == nil else { return }
         let since = Date()
         entries[position].stalledSince = since
         entries[position].pending = true
-        send(.stalled(path: entries[position].source.storePath, since: since))
+        send(.stalled(path: file ?? entries[position].source.storePath, since: since))
     }
 
-    private static func isBusy(_ error: ExportError) -> Bool {
+    /// The file a busy error names (the store or the index), nil for any other error.
+    private static func busyFile(_ error: ExportError) -> String? {
         switch error {
-        case .store(.busy), .index(.busy): true
-        default: false
+        case .store(.busy(let path)), .index(.busy(let path)): path
+        default: nil
         }
     }
 

@@ -37,9 +37,10 @@ public enum IndexingEvent: Sendable {
     case progress(IndexedStore, ExportProgress)
     /// The store file was replaced or migrated under the follower, which opens it again.
     case storeChanged(path: String, change: PersistentStore.Change)
-    /// The store or the index has been busy (locked by another process) since `since`; indexing retries.
+    /// The file at `path` (a store, or the index) has been locked by another process since `since`; indexing
+    /// retries until it is free.
     case stalled(path: String, since: Date)
-    /// Indexing goes on after a stall.
+    /// Indexing of the store at `path` goes on after a stall.
     case resumed(path: String)
     /// Something a person configuring the indexer should know; nothing failed.
     case notice(IndexingNotice)

@@ -45,7 +45,7 @@ extension IndexingService {
             do {
                 return try await withCheckedThrowingContinuation { continuation in
                     if !control.submit(.reindex(ids, continuation)) {
-                        continuation.resume(throwing: ExportError.internalFailure("the service stopped while a reindex was requested"))
+                        continuation.resume(throwing: ExportError.stopped)
                     }
                 }
             } catch {

@@ -138,7 +138,8 @@ public final class IndexingService: Sendable {
             follower = try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: true, rebuild: rebuild,
                                          send: broadcaster.send)
         } catch {
-            end(control, error: error, announce: false)
+            // Announced: what opening told subscribers (notes about the stores) ends with why it failed.
+            end(control, error: error, announce: true)
             throw error
         }
         let handOff = Mutex<Follower?>(follower)
@@ -193,7 +194,7 @@ public final class IndexingService: Sendable {
     func end(_ control: RunControl, error: ExportError?, announce: Bool) {
         // Requests no one served (a run that never followed, or failed to open) hear why.
         for case .reindex(_, let continuation) in control.close() {
-            continuation.resume(throwing: error ?? ExportError.alreadyRunning)
+            continuation.resume(throwing: error ?? ExportError.stopped)
         }
         // Heard before a run waiting on this one can begin and send its own events.
         if announce { broadcaster.send(.stopped(error: error)) }

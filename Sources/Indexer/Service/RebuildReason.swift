@@ -41,7 +41,9 @@ public enum RebuildReason: Sendable, Equatable, CustomStringConvertible {
             "transaction \(token) of the store was saved at \(found), not at \(recorded) as the index recorded: "
                 + "the store was restored from a backup and saved since"
         case .historyPurged(let token): "history was purged past token \(token) (history token expired)"
-        case .noHistory: "the store has no persistent history: re-exporting everything"
+        case .noHistory:
+            "the store has no persistent history: re-exporting everything; turn on NSPersistentHistoryTrackingKey in the app's "
+                + "store description to index only what changed"
         case .backlog(let estimate):
             "catching up would take about \(Self.seconds(estimate.catchUpSeconds)) more "
                 + "(\(estimate.changesDone) of \(estimate.changesDone + estimate.changesLeft) changes in \(Self.seconds(estimate.elapsed))); "

@@ -85,20 +85,31 @@ struct IndexCommand: AsyncParsableCommand {
             // SIGINT/SIGTERM finish the batch in hand, from the first page of a first export on.
             let signals = StopRequest.onTerminationSignals { service.requestStop() }
             defer { withExtendedLifetime(signals) {} }
-            if follow {
-                try service.start(rebuild: rebuild)
-            } else {
-                let rebuild = self.rebuild
-                // Its summaries and its end arrive as events, like a follower's.
-                Task { _ = try? await service.catchUp(rebuild: rebuild) }
-            }
-            for await event in events {
-                if case .stopped(let error) = event {
-                    if let error { throw error }
-                    break
+            // Events (notes, progress, summary lines) are printed as they come, until the run ends; its end
+            // carries its error, after whatever it reported before failing.
+            let printer = Task {
+                for await event in events {
+                    if case .stopped(let error) = event { return error }
+                    reporter.show(event)
                 }
-                reporter.show(event)
+                return nil
             }
+            do {
+                if follow {
+                    try service.start(rebuild: rebuild)
+                } else {
+                    _ = try await service.catchUp(rebuild: rebuild)
+                }
+            } catch .alreadyRunning {
+                // No run began, so no end will come.
+                printer.cancel()
+                throw ExportError.alreadyRunning
+            } catch {
+                // The run's end is on its way, after its notes: let them print, then fail.
+                _ = await printer.value
+                throw error
+            }
+            if let error = await printer.value { throw error }
         } catch {
             throw fail(error)
         }

@@ -111,6 +111,8 @@ func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
         case .index(let inner): inner.exitStatus
         case .lock, .alreadyRunning: .temporaryFailure
         case .unsafeFile, .configuration, .historyNotTracked, .duplicateStore, .unknownStore: .dataError
+        case .storeGivenTwice: .usage
+        case .stopped: .temporaryFailure
         case .internalFailure: .software
         }
         return (error.commandLineMessage, status)

@@ -33,7 +33,7 @@ extension SearchIndexError {
     var commandLineMessage: String {
         switch self {
         case .indexNotFound(let path):
-            "no index at \(path); build one with: searchctl index --store <store.sqlite>"
+            "no index at \(path); build one with: searchctl index --store <store.sqlite> --index \(path)"
         case .notAnIndex(let path, let detail) where detail.contains("damaged"):
             "\(path) is damaged (\(detail.replacingOccurrences(of: "it is damaged: ", with: ""))); rebuild it: remove it and run searchctl index"
         case .notAnIndex:
@@ -101,6 +101,10 @@ extension ExportError {
         case .duplicateStore(let uuid, let indexedPath, let path):
             "\(path) has the UUID \(uuid) of \(indexedPath), which this index already follows: it is a copy of that store; "
                 + "index the copy into an index of its own (--index), or move the original away first"
+        case .storeGivenTwice(_, _, true):
+            description.replacingOccurrences(of: "give it once", with: "give it to --store once")
+        case .storeGivenTwice(_, _, false):
+            description + " (--index)"
         case .historyNotTracked(let path):
             "\(path) has no persistent history, so --follow cannot see changes; turn on NSPersistentHistoryTrackingKey in the app's "
                 + "store description (index without --follow re-exports everything each run)"

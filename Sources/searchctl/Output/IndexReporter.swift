@@ -25,11 +25,12 @@ final class IndexReporter: Sendable {
 
     func show(_ event: IndexingEvent) {
         state.withLock { state in
+            // Any line but progress starts on a clean line: the bar goes first.
+            if case .progress = event {} else { state.display?.finish() }
             switch event {
             case .progress(_, let progress):
                 state.display?.show(progress)
             case .caughtUp(let summary):
-                state.display?.finish()
                 state.reported.insert(summary.store.uuid)
                 line(summary)
                 if summary.stopped {
@@ -41,14 +42,14 @@ final class IndexReporter: Sendable {
                 // A first catch-up is told by its .caughtUp, which follows.
                 if state.reported.contains(summary.store.uuid) { line(summary) }
             case .rebuildStarted(let store, let reason):
-                state.display?.finish()
                 printNote("rebuilding \(store.path): \(Self.describe(reason))")
             case .previousStoreRemoved(let store, let previous, let items):
                 printNote("store \(store.path) was replaced (UUID \(previous) → \(store.uuid)): removed \(items) items of the old store")
             case .storeChanged(let path, let change):
                 printNote("\(path) \(change): opening it again")
             case .stalled(let path, _):
-                printNote("\(path) or the index is locked by another process: retrying until it is free")
+                printNote("\(path) is locked by another process (an app's long write, or another indexer): indexing waits "
+                    + "and goes on when it is free; SIGINT stops it after the batch in hand")
             case .resumed(let path):
                 printNote("\(path): indexing again")
             case .notice(let notice):
