@@ -75,12 +75,13 @@ struct HistoryProducer: Sendable {
                 guard let batch = try self.batch(after: token, known: known, in: snapshot) else { return false }
                 known.merge(batch.end.shownValues) { _, new in new }
                 for uri in batch.end.forgottenShownValues { known[uri] = nil }
-                let chunks = stride(from: 0, to: batch.affected.count, by: batchSize).map { batch.affected[$0..<min($0 + batchSize, batch.affected.count)] }
-                for number in 0..<max(1, chunks.count) {
-                    var page = chunks.isEmpty ? HistoryPage(items: [], deletes: [], omittedValues: 0)
-                        : try self.page(chunks[number], changed: batch.changed, in: snapshot)
+                // At least one page, which carries the batch's deletes first and its end last (a batch of
+                // deletes only is one empty page).
+                let starts = Array(stride(from: 0, to: max(1, batch.affected.count), by: batchSize))
+                for (number, start) in starts.enumerated() {
+                    var page = try self.page(batch.affected[start..<min(start + batchSize, batch.affected.count)], changed: batch.changed, in: snapshot)
                     if number == 0 { page.deletes = batch.deletes + page.deletes }
-                    if number == max(1, chunks.count) - 1 { page.end = batch.end }
+                    if number == starts.count - 1 { page.end = batch.end }
                     guard pages.put(page) else { return false }
                 }
                 token = batch.end.token

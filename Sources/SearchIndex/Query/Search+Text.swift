@@ -76,7 +76,8 @@ extension Search {
     }
 
     mutating func snippet(id: Int64, expression: String) throws -> String? {
-        let text = try String.fetchOne(db, sql: "SELECT snippet(items_fts, -1, '[', ']', '…', 12) FROM items_fts WHERE items_fts MATCH ? AND rowid = ?",
+        // Prepared once per connection: a page of snippets runs it for every hit.
+        let text = try String.fetchOne(db.cachedStatement(sql: "SELECT snippet(items_fts, -1, '[', ']', '…', 12) FROM items_fts WHERE items_fts MATCH ? AND rowid = ?"),
                                        arguments: [expression, id])
         return text?.replacingOccurrences(of: SearchIndex.fieldSeparator, with: " · ")
     }
