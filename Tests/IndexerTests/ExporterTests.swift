@@ -27,12 +27,12 @@ struct ExporterTests {
         }
     }
 
-    func export(_ path: String, config: IndexConfiguration? = nil, rebuild: Bool = false) throws -> (Exporter.Summary, SearchIndex, [String]) {
+    func export(_ path: String, config: IndexConfiguration? = nil, rebuild: Bool = false) async throws -> (Exporter.Summary, SearchIndex, [String]) {
         let store = try PersistentStore(path: path)
         let index = try SearchIndex(path: path + ".searchindex", mode: .readWrite(permissions: nil))
         let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(config, model: store.model), batchSize: 500)
         var notes: [String] = []
-        let summary = try exporter.catchUp(rebuild: rebuild, events: { notes.append(Self.sentence($0)) })
+        let summary = try await exporter.catchUp(rebuild: rebuild, events: { notes.append(Self.sentence($0)) })
         return (summary, index, notes)
     }
 
@@ -56,15 +56,15 @@ struct ExporterTests {
 
     @Test("SampleModel2 with zero configuration: every object indexed, incremental saves reflected exactly",
           .enabled(if: Self.fixtures, "../shared/fixtures is absent"))
-    func sampleModel2() throws {
+    func sampleModel2() async throws {
         let path = directory.appendingPathComponent("SampleModel2_V1.sqlite").path
         try FileManager.default.copyItem(atPath: Self.shared.appendingPathComponent("SampleModel2_V1.sqlite").path, toPath: path)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
         let names = ["Book": "title", "GraphicNovel": "title", "Feedback": "authorAlias", "Page": "number", "Author": "alias"]
-        var (summary, index, _) = try export(path)
+        var (summary, index, _) = try await export(path)
         #expect(summary.inserted == 5468 && summary.token == 1)
         #expect(try dump(index) == truth(path, displayName: names))
-        let first = try #require(try index.search(SearchRequest(query: "title 13")).hits.first)
+        let first = try #require(try await index.search(SearchRequest(query: "title 13")).hits.first)
         #expect(first.displayName.hasPrefix("title 13 ") && first.entity == "Book")
 
         // Saves appended by the writer: renames, deletes, inserts; whatever ZCOLUMNS says.
@@ -78,12 +78,12 @@ struct ExporterTests {
                                          "uniqueID": .uuid(UUID()), "cover": .transformable(Data([1]))],
                     relationships: ["author": .toOne(books[0].toOne["author"].map(ObjectReference.saved))])
         try writer.save(save)
-        (summary, index, _) = try export(path)
+        (summary, index, _) = try await export(path)
         #expect(summary.token == 2)
         #expect(try dump(index) == truth(path, displayName: names))
-        #expect(try index.search(SearchRequest(query: "zanzibar")).hits.map(\.uri) == [books[0].objectID.uriRepresentation])
-        #expect(try index.search(SearchRequest(query: "\"\(books[0].attributes["title"]?.stringValue ?? "")\"")).hits.allSatisfy { $0.uri != books[0].objectID.uriRepresentation })
-        #expect(try index.search(SearchRequest(query: "quokka")).hits.count == 1)
+        #expect(try await index.search(SearchRequest(query: "zanzibar")).hits.map(\.uri) == [books[0].objectID.uriRepresentation])
+        #expect(try await index.search(SearchRequest(query: "\"\(books[0].attributes["title"]?.stringValue ?? "")\"")).hits.allSatisfy { $0.uri != books[0].objectID.uriRepresentation })
+        #expect(try await index.search(SearchRequest(query: "quokka")).hits.count == 1)
         #expect(try index.checkpoint(storeUUID: "C9CB0B35-ED6A-4042-BE5C-1B911AC00B2A")?.token == 2)
     }
 
@@ -100,23 +100,23 @@ struct ExporterTests {
     }
 
     @Test("a renamed country re-indexes the places that show its name")
-    func dependents() throws {
+    func dependents() async throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path
         let (writer, countries, _) = try atlas(at: path)
         let config = IndexConfiguration(entities: ["Place": .fields(.init(text: ["country.name"]))])
-        var (_, index, _) = try export(path, config: config)
-        #expect(try index.count(SearchRequest(query: "japan", entities: ["Place"])) == 15)
+        var (_, index, _) = try await export(path, config: config)
+        #expect(try await index.count(SearchRequest(query: "japan", entities: ["Place"])) == 15)
         var save = SaveRequest()
         save.update(.saved(countries[0]), attributes: ["name": .string("Nippon")])
         try writer.save(save)
-        (_, index, _) = try export(path, config: config)
-        #expect(try index.count(SearchRequest(query: "japan", entities: ["Place"])) == 0)
-        #expect(try index.count(SearchRequest(query: "nippon", entities: ["Place"])) == 15)
-        #expect(try index.search(SearchRequest(near: try Coordinate(latitude: 3, longitude: 1), limit: 1)).hits.first?.displayName == "town3")
+        (_, index, _) = try await export(path, config: config)
+        #expect(try await index.count(SearchRequest(query: "japan", entities: ["Place"])) == 0)
+        #expect(try await index.count(SearchRequest(query: "nippon", entities: ["Place"])) == 15)
+        #expect(try await index.search(SearchRequest(near: try Coordinate(latitude: 3, longitude: 1), limit: 1)).hits.first?.displayName == "town3")
     }
 
     @Test("a country renamed with many pages of places: all re-indexed in one index transaction, never half-visible to a reader")
-    func bulkDependents() throws {
+    func bulkDependents() async throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path
         let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
         var save = SaveRequest()
@@ -131,7 +131,7 @@ struct ExporterTests {
         let index = try SearchIndex(path: path + ".searchindex", mode: .readWrite(permissions: nil))
         // Pages of 50 objects: the rename's 600 places span twelve of them.
         var exporter: Exporter? = try Exporter(store: try PersistentStore(path: path), index: index, configuration: config, batchSize: 50)
-        _ = try exporter?.catchUp()
+        _ = try await exporter?.catchUp()
         // The same batch renames Japan, deletes a place of each country and moves one from Schweiz to Japan.
         save = SaveRequest()
         save.update(.saved(ids[0]), attributes: ["name": .string("Nippon")])
@@ -152,60 +152,60 @@ struct ExporterTests {
             }
             return counts
         }
-        let summary = try #require(try exporter?.catchUp())
+        let summary = try #require(try await exporter?.catchUp())
         done.set()
         exporter = nil
         // The country's own item (Country is indexed by default) moves with its places.
         #expect(summary.token == token && summary.updated == 601 && summary.deleted == 2, "\(summary)")
-        #expect(try index.count(SearchRequest(query: "nippon")) == 601)
-        #expect(try index.count(SearchRequest(query: "japan")) == 0)
-        #expect(try index.count(SearchRequest(query: "schweiz")) == 299)
+        #expect(try await index.count(SearchRequest(query: "nippon")) == 601)
+        #expect(try await index.count(SearchRequest(query: "japan")) == 0)
+        #expect(try await index.count(SearchRequest(query: "schweiz")) == 299)
         #expect(try dump(index).count == 900)
         // Before: Japan and 600 places; after: Nippon and 600 (599 + the moved place). Nothing in between.
         #expect(seen.value.isSubset(of: [[5, 0], [5, 601], [6, 0], [6, 601], [15, 601]]) && seen.value.contains([15, 601]), "\(seen.value)")
     }
 
     @Test("a place joining or leaving a country leaves its other places alone once the country's digest is saved; a rename re-indexes them")
-    func shownValues() throws {
+    func shownValues() async throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path
         let (writer, countries, places) = try atlas(at: path)
         let config = IndexConfiguration(entities: ["Place": .fields(.init(text: ["country.name"]))])
-        _ = try export(path, config: config)
-        func save(_ change: (inout SaveRequest) -> Void) throws -> Exporter.Summary {
+        _ = try await export(path, config: config)
+        func save(_ change: (inout SaveRequest) -> Void) async throws -> Exporter.Summary {
             var request = SaveRequest()
             change(&request)
             try writer.save(request)
-            return try export(path, config: config).0
+            return try await export(path, config: config).0
         }
         // The export saved each country's digest: a place joining it re-indexes that place and the country.
-        var summary = try save { request in
+        var summary = try await save { request in
             for country in countries { request.insert("Place", attributes: ["name": .string("newtown")], relationships: ["country": .toOne(.saved(country))]) }
         }
         #expect(summary.inserted == 2 && summary.unchanged <= 2, "\(summary)")
         // Without a digest (an index from before digests, or an export the app saved during), the first change
         // of a country builds its places again and saves one; the next change does not.
         let queue = try DatabaseQueue(path: path + ".searchindex")
-        try queue.write { db in try db.execute(sql: "DELETE FROM shown_values") }
+        try await queue.write { db in try db.execute(sql: "DELETE FROM shown_values") }
         try queue.close()
-        summary = try save { $0.insert("Place", attributes: ["name": .string("newishtown")], relationships: ["country": .toOne(.saved(countries[0]))]) }
+        summary = try await save { $0.insert("Place", attributes: ["name": .string("newishtown")], relationships: ["country": .toOne(.saved(countries[0]))]) }
         #expect(summary.inserted == 1 && summary.unchanged >= 16, "\(summary)")
-        summary = try save { $0.insert("Place", attributes: ["name": .string("newishtown")], relationships: ["country": .toOne(.saved(countries[1]))]) }
+        summary = try await save { $0.insert("Place", attributes: ["name": .string("newishtown")], relationships: ["country": .toOne(.saved(countries[1]))]) }
         #expect(summary.inserted == 1 && summary.unchanged >= 16, "\(summary)")
         // Now both have digests again: another place joining, or one leaving, re-indexes only that place.
-        summary = try save { $0.insert("Place", attributes: ["name": .string("newertown")], relationships: ["country": .toOne(.saved(countries[0]))]) }
+        summary = try await save { $0.insert("Place", attributes: ["name": .string("newertown")], relationships: ["country": .toOne(.saved(countries[0]))]) }
         #expect(summary.inserted == 1 && summary.unchanged <= 2, "\(summary)")
-        summary = try save { $0.update(.saved(places[0]), relationships: ["country": .toOne(.saved(countries[1]))]) }
+        summary = try await save { $0.update(.saved(places[0]), relationships: ["country": .toOne(.saved(countries[1]))]) }
         #expect(summary.updated == 1 && summary.unchanged <= 3, "\(summary)")
         // A rename changes what the places show: all of them again, and the index says the new name.
-        summary = try save { $0.update(.saved(countries[0]), attributes: ["name": .string("Nippon")]) }
-        var (_, index, _) = try export(path, config: config)
+        summary = try await save { $0.update(.saved(countries[0]), attributes: ["name": .string("Nippon")]) }
+        var (_, index, _) = try await export(path, config: config)
         #expect(summary.updated == 18, "\(summary)")
-        #expect(try index.count(SearchRequest(query: "nippon", entities: ["Place"])) == 17)
-        #expect(try index.count(SearchRequest(query: "japan", entities: ["Place"])) == 0)
+        #expect(try await index.count(SearchRequest(query: "nippon", entities: ["Place"])) == 17)
+        #expect(try await index.count(SearchRequest(query: "japan", entities: ["Place"])) == 0)
         // Renamed back: the saved digest is the new name's, so the places follow again.
-        summary = try save { $0.update(.saved(countries[0]), attributes: ["name": .string("Japan")]) }
-        (_, index, _) = try export(path, config: config)
-        #expect(try index.count(SearchRequest(query: "japan", entities: ["Place"])) == 17)
+        summary = try await save { $0.update(.saved(countries[0]), attributes: ["name": .string("Japan")]) }
+        (_, index, _) = try await export(path, config: config)
+        #expect(try await index.count(SearchRequest(query: "japan", entities: ["Place"])) == 17)
         // Every place's text is its country's name now, read from the store.
         let countryNames = try PersistentStore(path: path).read { snapshot in
             try snapshot.objects(ofEntity: "Place", limit: 1_000, relationships: .toOneOnly).map { place in
@@ -213,36 +213,36 @@ struct ExporterTests {
                 return (place.objectID.uriRepresentation, [country?.attributes["name"]?.stringValue ?? ""])
             }
         }
-        #expect(try Dictionary(uniqueKeysWithValues: index.dump(entities: ["Place"]).map { ($0.uri, $0.text) }) == Dictionary(uniqueKeysWithValues: countryNames))
+        #expect(try await Dictionary(uniqueKeysWithValues: index.dump(entities: ["Place"]).map { ($0.uri, $0.text) }) == Dictionary(uniqueKeysWithValues: countryNames))
         // A deleted country's digest goes with it.
         let schweiz = countries[1].uriRepresentation
         #expect(try index.shownValues(for: [schweiz]).count == 1)
-        _ = try save { $0.delete(countries[1]) }
+        _ = try await save { $0.delete(countries[1]) }
         #expect(try index.shownValues(for: [schweiz]).isEmpty)
     }
 
     @Test("a damaged digest (any type, any bytes) only makes a catch-up re-index the dependents", arguments: ["x'00ff'", "7", "NULL", "'forged'"])
-    func damagedDigest(value: String) throws {
+    func damagedDigest(value: String) async throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path
         let (writer, countries, _) = try atlas(at: path)
         let config = IndexConfiguration(entities: ["Place": .fields(.init(text: ["country.name"]))])
-        _ = try export(path, config: config)
+        _ = try await export(path, config: config)
         let queue = try DatabaseQueue(path: path + ".searchindex")
         // NOT NULL kept by SQLite: a NULL digest is written as a missing row, the rest in place.
-        try queue.write { db in
+        try await queue.write { db in
             try db.execute(sql: value == "NULL" ? "DELETE FROM shown_values" : "UPDATE shown_values SET digest = \(value)")
         }
         try queue.close()
         var save = SaveRequest()
         save.update(.saved(countries[0]), attributes: ["name": .string("Nippon")])
         try writer.save(save)
-        let (summary, index, _) = try export(path, config: config)
+        let (summary, index, _) = try await export(path, config: config)
         #expect(summary.updated == 16, "\(summary)")
-        #expect(try index.count(SearchRequest(query: "nippon", entities: ["Place"])) == 15)
+        #expect(try await index.count(SearchRequest(query: "nippon", entities: ["Place"])) == 15)
     }
 
     @Test("a backlog that costs more than re-exporting the store switches to a rebuild, says why, and ends equal to the store")
-    func backlogRebuilds() throws {
+    func backlogRebuilds() async throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path
         let (writer, countries, _) = try atlas(at: path)
         let config = try ResolvedConfiguration(IndexConfiguration(entities: ["Place": .fields(.init(text: ["country.name"]))]),
@@ -254,7 +254,7 @@ struct ExporterTests {
             exporter.rebuildPolicy.minimumChanges = 100
             return exporter
         }
-        _ = try exporter().catchUp()
+        _ = try await exporter().catchUp()
         // 300 renames while nobody followed: each re-indexes half the places, 32 objects in all.
         for round in 0..<300 {
             var save = SaveRequest()
@@ -262,20 +262,20 @@ struct ExporterTests {
             try writer.save(save)
         }
         var notes: [String] = []
-        let summary = try exporter().catchUp(events: { notes.append(Self.sentence($0)) })
+        let summary = try await exporter().catchUp(events: { notes.append(Self.sentence($0)) })
         #expect(summary.rebuildReason?.description.contains("catching up would take") == true, "\(summary)")
         #expect(notes.contains { $0.contains("rebuilding") && $0.contains("re-exporting the store's 32 objects") }, "\(notes)")
         #expect(summary.token == 301)
-        #expect(try index.count(SearchRequest(query: "land298", entities: ["Place"])) == 15)
-        #expect(try index.count(SearchRequest(query: "land299", entities: ["Place"])) == 15)
-        #expect(try index.count(SearchRequest(query: "land297", entities: ["Place"])) == 0)
+        #expect(try await index.count(SearchRequest(query: "land298", entities: ["Place"])) == 15)
+        #expect(try await index.count(SearchRequest(query: "land299", entities: ["Place"])) == 15)
+        #expect(try await index.count(SearchRequest(query: "land297", entities: ["Place"])) == 0)
         // Nothing left to do, and below the policy's minimum a backlog is caught up, never rebuilt.
-        let again = try exporter().catchUp()
+        let again = try await exporter().catchUp()
         #expect(again.rebuildReason == nil && again.inserted + again.updated + again.deleted == 0)
         var save = SaveRequest()
         save.update(.saved(countries[0]), attributes: ["name": .string("Final")])
         try writer.save(save)
-        let small = try exporter().catchUp()
+        let small = try await exporter().catchUp()
         #expect(small.rebuildReason == nil && small.updated == 16, "\(small)")
     }
 
@@ -297,10 +297,10 @@ struct ExporterTests {
     }
 
     @Test("a removal interrupted half-way is finished and re-exported, never taken for an up-to-date index")
-    func interruptedRemoval() throws {
+    func interruptedRemoval() async throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path
         _ = try atlas(at: path)
-        var (_, index, _) = try export(path)
+        var (_, index, _) = try await export(path)
         let complete = try dump(index)
         let checkpoint = try #require(try index.checkpoint(storeUUID: PersistentStore(path: path).metadata.storeUUID))
         // What a crash between two removal batches leaves: some items gone, the checkpoint marked.
@@ -308,46 +308,47 @@ struct ExporterTests {
         marked.exportState = StoreCheckpoint.removalInProgress
         try index.apply(IndexBatch(deletes: Array(complete.keys.sorted().prefix(10)), checkpoint: marked))
         var notes: [String]
-        (_, index, notes) = try export(path)
+        (_, index, notes) = try await export(path)
         #expect(notes.contains { $0.contains("interrupted rebuild") }, "\(notes)")
         #expect(try dump(index) == complete)
         #expect(try index.checkpoint(storeUUID: checkpoint.storeUUID)?.exportState == nil)
     }
 
     @Test("rebuild triggers: purged history, changed configuration, replaced store; one writer per index")
-    func rebuilds() throws {
+    func rebuilds() async throws {
         let path = directory.appendingPathComponent("atlas.sqlite").path
         let (writer, _, places) = try atlas(at: path)
-        _ = try export(path)
+        _ = try await export(path)
         for index in 0..<3 {
             var save = SaveRequest()
             save.update(.saved(places[index]), attributes: ["name": .string("renamed\(index)")])
             try writer.save(save)
         }
         try writer.purgeHistory(through: 3)
-        var (summary, index, notes) = try export(path)
+        var (summary, index, notes) = try await export(path)
         #expect(summary.rebuildReason?.description.contains("history token expired") == true && notes.contains { $0.contains("rebuilding") })
-        #expect(try index.count(SearchRequest(query: "renamed2")) == 1)
-        (summary, index, notes) = try export(path, config: IndexConfiguration(entities: ["Country": .excluded]))
+        #expect(try await index.count(SearchRequest(query: "renamed2")) == 1)
+        (summary, index, notes) = try await export(path, config: IndexConfiguration(entities: ["Country": .excluded]))
         #expect(summary.rebuildReason?.description.contains("configuration") == true)
-        #expect(try index.dump().allSatisfy { $0.entity == "Place" })
+        #expect(try await index.dump().allSatisfy { $0.entity == "Place" })
         // A migration rewrites the model's version hashes (same store UUID): everything is re-exported.
         let migrated = try ManagedObjectModel(entities: try ExpressionTests.model().entities + [
             EntityDescription(name: "Region", attributes: [AttributeDescription(name: "name", type: .string)]),
         ])
         let queue = try DatabaseQueue(path: path)
-        try queue.write { db in try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [migrated.storeMetadataPlist()]) }
+        try await queue.write { db in try db.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [migrated.storeMetadataPlist()]) }
         try queue.close()
-        (summary, index, notes) = try export(path, config: IndexConfiguration(entities: ["Country": .excluded]))
+        (summary, index, notes) = try await export(path, config: IndexConfiguration(entities: ["Country": .excluded]))
         #expect(summary.rebuildReason?.description.contains("model changed") == true && notes.contains { $0.contains("migration") })
-        #expect(try index.dump().count == 30)
+        #expect(try await index.dump().count == 30)
         // The store replaced by another at the same path: the old store's items go.
         try FileManager.default.removeItem(atPath: path)
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         _ = try atlas(at: path)
-        (summary, index, notes) = try export(path)
+        (summary, index, notes) = try await export(path)
         #expect(notes.contains { $0.contains("replaced") })
-        #expect(try index.checkpoints().count == 1 && index.dump().count == 32)
+        #expect(try index.checkpoints().count == 1)
+        #expect(try await index.dump().count == 32)
         // A second exporter on the same index is refused, naming the first.
         let store = try PersistentStore(path: path)
         let configuration = try ResolvedConfiguration(nil, model: store.model)

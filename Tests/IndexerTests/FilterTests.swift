@@ -31,7 +31,7 @@ struct FilterTests {
     static let codes = ["JP", "FR", "CH", "IT", "BR", "RS"]
 
     /// `searches`, when given, is the configuration's `"searches"` object.
-    static func build(searches: String? = nil) throws -> (index: SearchIndex, cities: [City]) {
+    static func build(searches: String? = nil) async throws -> (index: SearchIndex, cities: [City]) {
         let folder = try TestFolder.make("filters")
         let storePath = folder.appendingPathComponent("Cities.sqlite").path
         let store = try StoreWriter.create(at: storePath, model: try Self.model())
@@ -55,7 +55,7 @@ struct FilterTests {
             {"entities": {"Country": false, "City": {"displayName": "name", "attributes":
               {"name": "name", "population": "population", "founded": "founded", "capital": "capital", "country": "country.code"}}}\#(searches.map { ", \"searches\": " + $0 } ?? "")}
             """#.utf8))
-        _ = try Exporter(store: persistent, index: index, configuration: try ResolvedConfiguration(configuration, model: persistent.model)).catchUp()
+        _ = try await Exporter(store: persistent, index: index, configuration: try ResolvedConfiguration(configuration, model: persistent.model)).catchUp()
         // The evaluator's view, read through the store reader (no index, no SQL of ours).
         var cities: [City] = []
         try persistent.read { snapshot throws in
@@ -167,8 +167,8 @@ struct FilterTests {
     }
 
     @Test("1,000 random predicates: the index's answer is the independent evaluation's, on every plan without words")
-    func randomPredicates() throws {
-        let (index, cities) = try Self.build()
+    func randomPredicates() async throws {
+        let (index, cities) = try await Self.build()
         #expect(cities.count == 400)
         var generator = SeededGenerator(seed: 77)
         var nonEmpty = 0
@@ -178,7 +178,7 @@ struct FilterTests {
             let expected = Set(cities.filter { Self.evaluate(predicate, $0) }.map(\.uri))
             var request = SearchRequest(limit: 1_000)
             request.filter = text
-            let found = try index.search(request).hits.map(\.uri)
+            let found = try await index.search(request).hits.map(\.uri)
             #expect(Set(found) == expected && found.count == expected.count, "\(text): \(found.count) found, \(expected.count) expected")
             if !expected.isEmpty { nonEmpty += 1 }
         }
@@ -186,8 +186,8 @@ struct FilterTests {
     }
 
     @Test("300 random filters sorted by an attribute and faceted: order and counts as brute force computes them")
-    func sortAndFacets() throws {
-        let (index, cities) = try Self.build()
+    func sortAndFacets() async throws {
+        let (index, cities) = try await Self.build()
         var generator = SeededGenerator(seed: 78)
         for round in 0..<300 {
             let text = Self.randomPredicate(&generator)
@@ -199,7 +199,7 @@ struct FilterTests {
             request.filter = text
             request.sortAttribute = AttributeOrder(name: "population", descending: descending)
             request.facets = ["country", "capital"]
-            let results = try index.search(request)
+            let results = try await index.search(request)
             // The page's populations are the brute-force order's (cities without one last); ties may come in any order.
             let order = matching.map(\.population).sorted { a, b in
                 switch (a, b) {
@@ -222,8 +222,8 @@ struct FilterTests {
     }
 
     @Test("facets of word searches (one statement) count what brute force counts, with and without a filter")
-    func wordFacets() throws {
-        let (index, cities) = try Self.build()
+    func wordFacets() async throws {
+        let (index, cities) = try await Self.build()
         for word in ["san", "roma", "zurich", "osaka", "nice", "paulo"] {
             for filter in [nil, "population > 2000000"] {
                 var request = SearchRequest(query: word, limit: 5)
@@ -234,27 +234,27 @@ struct FilterTests {
                 }
                 var expected: [String: Int] = [:]
                 for city in matching { if let code = city.code { expected[code, default: 0] += 1 } }
-                let facet = try #require(try index.search(request).facets.first)
+                let facet = try #require(try await index.search(request).facets.first)
                 #expect(Dictionary(uniqueKeysWithValues: facet.values.map { ($0.value, $0.count) }) == expected, "\(word) \(filter ?? "")")
-                #expect(try index.count(request) == matching.count)
+                #expect(try await index.count(request) == matching.count)
             }
         }
     }
 
     @Test("filters combine with words; a filter-only search lists the most important first; unknown attributes and bad syntax are errors with positions")
-    func combined() throws {
-        let (index, cities) = try Self.build()
+    func combined() async throws {
+        let (index, cities) = try await Self.build()
         var request = SearchRequest(query: "roma", limit: 1_000)
         request.filter = "population > 1000000"
         let expected = Set(cities.filter { $0.name == "Roma" && ($0.population ?? 0) > 1_000_000 }.map(\.uri))
-        #expect(Set(try index.search(request).hits.map(\.uri)) == expected && !expected.isEmpty)
-        #expect(try index.count(request) == expected.count)
+        #expect(Set(try await index.search(request).hits.map(\.uri)) == expected && !expected.isEmpty)
+        #expect(try await index.count(request) == expected.count)
         var errors: [String: Int] = [:]
         for (text, position) in [("populaton > 5", 1), ("population >", 13), ("population > 5 AND", 19), ("name == 'open", 9),
                                  ("name CONTAINS 5", 6), ("(population > 5", 16), ("name MATCHES '('", 6), ("population ~ 5", 12)] {
             request.filter = text
             do {
-                _ = try index.search(request)
+                _ = try await index.search(request)
                 Issue.record("\(text) was accepted")
             } catch .invalidPredicate(_, let at) {
                 errors[text] = at

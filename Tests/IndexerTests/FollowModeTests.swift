@@ -97,7 +97,7 @@ struct FollowModeTests {
         let path = directory.appendingPathComponent("Atlas.sqlite").path
         let (writer, ids) = try places(at: path)
         let exporter = try Exporter.open(Exporter.Source(storePath: path, indexPath: path + ".searchindex"))
-        _ = try exporter.catchUp()
+        _ = try await exporter.catchUp()
         exporter.close()
         var save = SaveRequest()
         save.update(.saved(ids[0]), attributes: ["name": .string("inbetween")])

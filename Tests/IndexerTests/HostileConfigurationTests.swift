@@ -52,7 +52,7 @@ struct HostileConfigurationTests {
 @Suite("Non-finite values")
 struct NonFiniteValueTests {
     @Test("infinite ranks and coordinates are left out and counted; the items are indexed; the next run works")
-    func infinities() throws {
+    func infinities() async throws {
         let (folder, path, writer) = try TestFolder.atlasStore("nan")
         var save = SaveRequest()
         for name in ["Infinity", "Plain"] {
@@ -61,7 +61,7 @@ struct NonFiniteValueTests {
         _ = try writer.save(save)
         // What a store can hold that no number should be: SQLite keeps infinities in REAL columns.
         let raw = try GRDB.DatabaseQueue(path: path)
-        try raw.write { db in try db.execute(sql: "UPDATE ZPLACE SET ZPOPULATION = 1e308 * 10, ZLATITUDE = -1e308 * 10 WHERE ZNAME = 'Infinity'") }
+        try await raw.write { db in try db.execute(sql: "UPDATE ZPLACE SET ZPOPULATION = 1e308 * 10, ZLATITUDE = -1e308 * 10 WHERE ZNAME = 'Infinity'") }
         try raw.close()
 
         let configuration = try IndexConfiguration(json: Data(#"{"entities": {"Place": {"rank": "population"}, "Country": false}}"#.utf8))
@@ -70,11 +70,11 @@ struct NonFiniteValueTests {
             let store = try PersistentStore(path: path)
             let index = try SearchIndex(path: indexPath, mode: .readWrite(permissions: nil))
             let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(configuration, model: store.model))
-            let summary = try exporter.catchUp(rebuild: run == 1)
+            let summary = try await exporter.catchUp(rebuild: run == 1)
             // A rebuild writes the items again over the old ones: nothing new to insert the second time.
             #expect(summary.inserted == (run == 0 ? 2 : 0))
             #expect(summary.omittedValues == 2) // the rank and the latitude
-            let items = try index.dump()
+            let items = try await index.dump()
             let infinity = try #require(items.first { $0.displayName == "Infinity" })
             #expect(infinity.rank == 0 && infinity.latitude == nil && infinity.longitude == nil)
             #expect(items.first { $0.displayName == "Plain" }?.rank == 5)

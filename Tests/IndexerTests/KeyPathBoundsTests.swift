@@ -9,7 +9,7 @@ import Testing
 @Suite("Key-path fan-out")
 struct KeyPathBoundsTests {
     @Test("a cyclic key path costs the objects it passes, aggregates stay exact, item text is capped")
-    func cyclicPath() throws {
+    func cyclicPath() async throws {
         let (folder, path, writer) = try TestFolder.atlasStore("fanout")
         var save = SaveRequest()
         let country = save.insert("Country", attributes: ["name": .string("Bigland")])
@@ -27,14 +27,14 @@ struct KeyPathBoundsTests {
         let index = try SearchIndex(path: folder.appendingPathComponent("atlas.searchindex").path, mode: .readWrite(permissions: nil))
         let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(configuration, model: store.model))
         // 1,500 places each reaching 1,500² objects without deduplication: 3.4 billion steps.
-        let summary = try exporter.catchUp()
+        let summary = try await exporter.catchUp()
         #expect(summary.inserted == 1_500)
-        let item = try #require(try index.dump().first)
+        let item = try #require(try await index.dump().first)
         // Deduplicated per hop, the cycle reaches each of the 1,500 places once; the item keeps 1,000 names.
         #expect(item.text.count == ItemBuilder.maximumValues)
         #expect(Set(item.text).count == ItemBuilder.maximumValues)
         // An aggregate sees every object, not a capped list.
-        #expect(try index.dump().allSatisfy { $0.rank == 1_500 })
+        #expect(try await index.dump().allSatisfy { $0.rank == 1_500 })
     }
 }
 

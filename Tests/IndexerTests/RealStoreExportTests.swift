@@ -25,7 +25,7 @@ struct RealStoreExportTests {
     ]
 
     @Test("one item per object, the store untouched, nothing left to do afterwards", arguments: stores.map(\.folder))
-    func export(folder name: String) throws {
+    func export(folder name: String) async throws {
         let file = try #require(Self.stores.first { $0.folder == name }?.file)
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("real-export-\(UUID().uuidString)")
         let folder = work.appendingPathComponent("store")
@@ -41,7 +41,7 @@ struct RealStoreExportTests {
         let index = try SearchIndex(path: work.appendingPathComponent("index.searchindex").path, mode: .readWrite(permissions: nil))
         let configuration = try ResolvedConfiguration(nil, model: store.model)
         let exporter = try Exporter(store: store, index: index, configuration: configuration)
-        let summary = try exporter.catchUp()
+        let summary = try await exporter.catchUp()
         #expect(summary.updated == 0 && summary.deleted == 0)
 
         // The objects every plan's entity holds, counted by the reader entity by entity.
@@ -56,26 +56,26 @@ struct RealStoreExportTests {
                 }
             }
         }
-        let items = try index.dump()
+        let items = try await index.dump()
         #expect(Set(items.map(\.uri)) == expected)
         #expect(items.count == expected.count && summary.inserted == expected.count)
         #expect(!items.isEmpty)
 
-        let again = try exporter.catchUp()
+        let again = try await exporter.catchUp()
         if store.hasHistory {
             #expect(again.inserted == 0 && again.updated == 0 && again.deleted == 0)
             #expect(again.token == (try store.historyBounds()).newest)
         } else {
             // Without history every run exports the store again, over the items it already has: nothing changes.
             #expect(again.inserted == 0 && again.updated == 0 && again.deleted == 0)
-            #expect(Set(try index.dump().map(\.uri)) == expected)
+            #expect(Set(try await index.dump().map(\.uri)) == expected)
         }
         #expect(try Self.files(folder) == before)
     }
 
     @Test("replaying a real store's whole history over its index (dependents, digests, pages) changes no item",
           arguments: stores.map(\.folder))
-    func replayHistory(folder name: String) throws {
+    func replayHistory(folder name: String) async throws {
         let file = try #require(Self.stores.first { $0.folder == name }?.file)
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("real-replay-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -90,18 +90,18 @@ struct RealStoreExportTests {
         // Small pages, so that expansions span several of them; never a rebuild instead of the replay.
         let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model), batchSize: 50)
         exporter.rebuildPolicy.minimumChanges = .max
-        _ = try exporter.catchUp()
-        let exported = Set(try index.dump())
+        _ = try await exporter.catchUp()
+        let exported = Set(try await index.dump())
         // The index taken back to before the store's oldest transaction: every change is replayed, each
         // object re-read as it is now, so the items must come out as they are.
         var behind = try #require(try index.checkpoint(storeUUID: store.metadata.storeUUID))
         behind.token = oldest - 1
         behind.tokenTimestamp = nil
         try index.apply(IndexBatch(checkpoint: behind))
-        let summary = try exporter.catchUp()
+        let summary = try await exporter.catchUp()
         #expect(summary.rebuildReason == nil && summary.inserted == 0 && summary.updated == 0 && summary.deleted == 0, "\(summary)")
         #expect(summary.token == (try store.historyBounds()).newest)
-        #expect(Set(try index.dump()) == exported)
+        #expect(Set(try await index.dump()) == exported)
     }
 
     /// Parts of identifiers, split independently of the tokenizer: at anything but letters and digits, at
@@ -129,14 +129,14 @@ struct RealStoreExportTests {
 
     @Test("identifier parts in real data (bundle IDs, camelCase names) find their items, and only items holding them",
           arguments: stores.map(\.folder))
-    func identifierParts(folder name: String) throws {
+    func identifierParts(folder name: String) async throws {
         let file = try #require(Self.stores.first { $0.folder == name }?.file)
         let work = try TestFolder.make("real-parts")
         try FileManager.default.copyItem(at: Self.realStores.appendingPathComponent(name), to: work.appendingPathComponent("store"))
         let store = try PersistentStore(path: work.appendingPathComponent("store").appendingPathComponent(file).path)
         let index = try SearchIndex(path: work.appendingPathComponent("index.searchindex").path, mode: .readWrite(permissions: nil))
-        _ = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model)).catchUp()
-        let items = try index.dump()
+        _ = try await Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model)).catchUp()
+        let items = try await index.dump()
         func fold(_ text: String) -> String { text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil) }
         // Identifiers only: words the tokenizer would keep whole that hold a separator or a hump.
         var candidates: [(part: String, uri: String)] = []
@@ -152,7 +152,7 @@ struct RealStoreExportTests {
         for (part, uri) in sample {
             var request = SearchRequest(query: part, limit: 10_000)
             request.typoTolerance = false  // "holds the part" is checked as typed
-            let found = try index.search(request).hits.map(\.uri)
+            let found = try await index.search(request).hits.map(\.uri)
             #expect(found.contains(uri), "\(name): '\(part)' does not find \(uri)")
             // Every hit holds the part somewhere in its text.
             let byURI = Dictionary(items.map { ($0.uri, $0) }, uniquingKeysWith: { first, _ in first })

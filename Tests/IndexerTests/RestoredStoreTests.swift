@@ -26,24 +26,24 @@ struct RestoredStoreTests {
     }
 
     /// One catch-up with a fresh exporter, as `searchctl index` runs it.
-    func index() throws -> (Exporter.Summary, [String], Set<String>) {
+    func index() async throws -> (Exporter.Summary, [String], Set<String>) {
         let store = try PersistentStore(path: path)
         let index = try SearchIndex(path: folder.appendingPathComponent("atlas.searchindex").path, mode: .readWrite(permissions: nil))
         let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model))
         defer { exporter.close() }
         var log: [String] = []
-        let summary = try exporter.catchUp(events: { log.append(ExporterTests.sentence($0)) })
-        return (summary, log, Set(try index.dump().map(\.displayName)))
+        let summary = try await exporter.catchUp(events: { log.append(ExporterTests.sentence($0)) })
+        return (summary, log, Set(try await index.dump().map(\.displayName)))
     }
 
     /// A store holding "first", backed up, then given two more saves and indexed.
-    func prepare() throws {
+    func prepare() async throws {
         _ = try StoreWriter.create(at: path, model: try ExpressionTests.model())
         try save(["first"])
         try FileManager.default.copyItem(atPath: path, toPath: backup) // the writer closed: no -wal
         try save(["second"])
         try save(["third"])
-        let (summary, _, names) = try index()
+        let (summary, _, names) = try await index()
         #expect(summary.token == 3 && names == ["first", "second", "third"])
     }
 
@@ -53,10 +53,10 @@ struct RestoredStoreTests {
     }
 
     @Test("history ending before the index's token: announced as a restore, rebuilt to the store's objects")
-    func endsBeforeToken() throws {
-        try prepare()
+    func endsBeforeToken() async throws {
+        try await prepare()
         try restore()
-        let (summary, log, names) = try index()
+        let (summary, log, names) = try await index()
         #expect(summary.rebuildReason?.description.contains("restored from a backup") == true, "\(String(describing: summary.rebuildReason))")
         #expect(log.contains { $0.contains("restored from a backup") })
         #expect(names == ["first"])
@@ -64,17 +64,17 @@ struct RestoredStoreTests {
     }
 
     @Test("restored and saved past the old token: the same numbers, other transactions, detected by their timestamps")
-    func forkedHistory() throws {
-        try prepare()
+    func forkedHistory() async throws {
+        try await prepare()
         try restore()
         try save(["fourth"])
         try save(["fifth"])
-        let (summary, _, names) = try index()
+        let (summary, _, names) = try await index()
         #expect(summary.rebuildReason?.description.contains("restored from a backup and saved since") == true, "\(String(describing: summary.rebuildReason))")
         #expect(names == ["first", "fourth", "fifth"])
         #expect(summary.token == 3)
         // Then it is the history followed: the next run has nothing to do.
-        let (again, _, _) = try index()
+        let (again, _, _) = try await index()
         #expect(again.rebuildReason == nil && again.inserted == 0 && again.deleted == 0)
     }
 }
@@ -84,7 +84,7 @@ struct RestoredStoreTests {
 @Suite("Rebuilds that keep the index searchable")
 struct SearchableRebuildTests {
     @Test("interrupted after one page: old items still answer; finished later: exactly the store's objects")
-    func interruptedRebuild() throws {
+    func interruptedRebuild() async throws {
         let (folder, path, writer) = try TestFolder.atlasStore("rebuild")
         var save = SaveRequest()
         for index in 0..<1_000 { save.insert("Place", attributes: ["name": .string("town\(index)"), "population": .integer(Int64(index))]) }
@@ -98,15 +98,17 @@ struct SearchableRebuildTests {
         }
         do {
             let first = try exporter(#"{"entities": {"Place": {"displayName": "name"}}}"#)
-            #expect(try first.catchUp().inserted == 1_000)
+            #expect(try await first.catchUp().inserted == 1_000)
             first.close()
         }
-        // The configuration changes (a rebuild); stopped after its first page.
+        // The configuration changes (a rebuild); its task is cancelled before the first page, so it stops
+        // after the first page's transaction.
         let changed = #"{"entities": {"Place": {"displayName": "name", "rank": "population"}}}"#
-        var pages = 0
         do {
             let second = try exporter(changed)
-            let summary = try second.catchUp(shouldStop: { pages += 1; return pages > 1 })
+            let summary = try await second.catchUp(events: { event in
+                if case .progress = event { withUnsafeCurrentTask { $0?.cancel() } }
+            })
             #expect(summary.stopped && summary.rebuildReason != nil)
             // Stopped with its first page committed: a rebuild at one page of the store's 1,000 objects.
             #expect(summary.unfinished?.kind == .rebuild && summary.unfinished?.objectCount == 1_000
@@ -114,8 +116,8 @@ struct SearchableRebuildTests {
             second.close()
         }
         let reader = try SearchIndex(path: indexPath, mode: .readOnly)
-        #expect(try reader.count(SearchRequest(query: "town999")) == 1) // the old item, still searchable
-        #expect(try reader.dump().count == 1_000)
+        #expect(try await reader.count(SearchRequest(query: "town999")) == 1) // the old item, still searchable
+        #expect(try await reader.dump().count == 1_000)
         #expect(try reader.checkpoints().first.flatMap(ExportStatus.init(checkpoint:))?.kind == .rebuild)
 
         // Meanwhile the app deletes ten objects; the rebuild resumes and sweeps their items.
@@ -123,9 +125,9 @@ struct SearchableRebuildTests {
         for id in ids.prefix(10) { deletes.delete(id) }
         _ = try writer.save(deletes)
         let third = try exporter(changed)
-        let summary = try third.catchUp()
+        let summary = try await third.catchUp()
         #expect(!summary.stopped)
-        let items = try reader.dump()
+        let items = try await reader.dump()
         #expect(items.count == 990)
         #expect(Set(items.map(\.uri)) == Set(ids.dropFirst(10).map(\.uriRepresentation)))
         #expect(items.first { $0.displayName == "town999" }?.rank == 999)

@@ -98,8 +98,8 @@ struct SavedSearchTests {
     }
 
     @Test("a saved search finds exactly what its predicate, evaluated by hand over the store's objects, keeps")
-    func againstBruteForce() throws {
-        let (index, cities) = try FilterTests.build(searches: #"""
+    func againstBruteForce() async throws {
+        let (index, cities) = try await FilterTests.build(searches: #"""
             {"bigIn": {"where": "population >= $MIN AND country == $CODE", "entity": "City", "sort": "population:desc"},
              "named": {"query": "$WORD", "where": "name BEGINSWITH[cd] $PREFIX"}}
             """#)
@@ -107,7 +107,7 @@ struct SavedSearchTests {
         for (minimum, code) in [("1000000", "JP"), ("0", "FR"), ("4500000", "CH"), ("2500000.5", "BR")] {
             var request = try index.savedSearch(named: "bigIn").request(variables: ["MIN": minimum, "CODE": code])
             request.limit = 1_000
-            let found = try index.search(request).hits
+            let found = try await index.search(request).hits
             let predicate = try PredicateParser.parse("population >= \(minimum) AND country == \"\(code)\"")
             let expected = cities.filter { FilterTests.evaluate(predicate, $0) }
             #expect(Set(found.map(\.uri)) == Set(expected.map(\.uri)), "\(minimum) \(code)")
@@ -117,10 +117,10 @@ struct SavedSearchTests {
         var named = try index.savedSearch(named: "named").request(variables: ["WORD": "zurich", "PREFIX": "Z"])
         named.limit = 1_000
         let expected = cities.filter { $0.name.lowercased().folding(options: .diacriticInsensitive, locale: nil) == "zurich" }
-        #expect(Set(try index.search(named).hits.map(\.uri)) == Set(expected.map(\.uri)) && !expected.isEmpty)
+        #expect(Set(try await index.search(named).hits.map(\.uri)) == Set(expected.map(\.uri)) && !expected.isEmpty)
         #expect(throws: SearchIndexError.self) { try index.savedSearch(named: "nope") }
         // An index whose configuration declares none says how to declare one.
-        let (bare, _) = try FilterTests.build()
+        let (bare, _) = try await FilterTests.build()
         #expect(throws: SearchIndexError.invalidRequest(.unknownSavedSearch(name: "big", known: []))) {
             try bare.savedSearch(named: "big")
         }

@@ -17,11 +17,11 @@ extension Exporter {
 
     /// Pages through every indexed object. Resumable: an ``ExportState`` rides in the checkpoint of every
     /// page, with the objects committed so far of those the store held when the export began (what
-    /// `status` and `search` report while it runs). Reading and evaluating the next page overlaps
-    /// committing this one (two threads, pages committed strictly in order), so the export runs at about
-    /// the index's write rate.
-    func export(resuming existing: StoreCheckpoint?, rebuilding: Bool, summary: inout Summary, events: (IndexingEvent) -> Void,
-                        shouldStop: () -> Bool) throws {
+    /// `status` and `search` report while it runs). Reading and evaluating the next page (a ``PageProducer``,
+    /// a child task on a thread of its own) overlaps committing this one (the calling task), pages committed
+    /// strictly in order, so the export runs at about the index's write rate. A cancelled task stops after
+    /// the transaction in hand.
+    func export(resuming existing: StoreCheckpoint?, rebuilding: Bool, summary: inout Summary, events: (IndexingEvent) -> Void) async throws {
         summary.exported = true
         let resumed = ExportState(existing?.exportState)
         var t0 = resumed?.t0 ?? 0
@@ -46,11 +46,27 @@ extension Exporter {
         events(.progress(indexedStore, report))
         let pages = PageQueue<ExportPage>(capacity: 2)
         let producer = PageProducer(store: store, builder: builder, digests: digests, roots: roots, batchSize: batchSize, t0: t0, sweeping: sweeping)
-        let thread = ProducerThread(name: "searchlight export pages") { producer.run(from: rootIndex, after: after, into: pages) }
-        defer {
-            pages.cancel()
-            thread.join()
+        let stopping = try await Self.withProducer(named: "searchlight export pages", pages, { producer.run(from: rootIndex, after: after, into: pages) }) {
+            try commit(pages, report: &report, summary: &summary, exportedBefore: exportedBefore, objectCount: objectCount, started: started,
+                       checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: nil), sweeping: sweeping, events: events)
         }
+        if stopping {
+            summary.stopped = true
+            return
+        }
+        // A rebuild's last page leaves a sweep pending: only the sweep's last transaction ends the export.
+        if sweeping {
+            summary.deleted += try index.sweep(keeping: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: nil))
+        }
+        // One merged full-text segment makes every later query cheaper.
+        if report.itemsWritten > 10_000 { try index.optimize() }
+    }
+
+    /// The export's commit stage: takes pages in order, several per index transaction, until the last one or
+    /// a cancelled task. Returns whether it stopped before the last page.
+    private func commit(_ pages: PageQueue<ExportPage>, report: inout ExportProgress, summary: inout Summary, exportedBefore: Int64,
+                        objectCount: Int64, started: UInt64, checkpoint base: StoreCheckpoint, sweeping: Bool,
+                        events: (IndexingEvent) -> Void) throws -> Bool {
         // Several pages per transaction: each commit costs a sync and a new full-text segment to merge. A
         // transaction ends after a few pages or a second, whichever comes first, and at a requested stop.
         var finished = false, stopping = false
@@ -77,9 +93,10 @@ extension Exporter {
                 written += page.items.count
                 entity = page.entity
                 // The page that ends the transaction carries the state to resume from.
-                if page.state != nil && shouldStop() { stopping = true }
-                var batch = IndexBatch(prepared: page.items, checkpoint: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: state?.text),
-                                       marksRebuild: sweeping)
+                if page.state != nil && Task.isCancelled { stopping = true }
+                var checkpoint = base
+                checkpoint.exportState = state?.text
+                var batch = IndexBatch(prepared: page.items, checkpoint: checkpoint, marksRebuild: sweeping)
                 batch.shownValues = page.shownValues
                 batch.forgetsStoreShownValues = page.forgetsShownValues
                 return batch
@@ -92,15 +109,22 @@ extension Exporter {
             if pagesInTransaction > 0 { events(.progress(indexedStore, report)) }
         }
         if let producerError { throw producerError }
-        if stopping {
-            summary.stopped = true
-            return
+        return stopping
+    }
+
+    /// Runs `produce` as a child task on a thread of its own beside `commit`, in the calling task: the two
+    /// stages of an export or a catch-up. The producer is cancelled (through its queue) and awaited when
+    /// `commit` returns or throws, so nothing it holds (a store read, a page being built) outlives them.
+    static func withProducer<Page, T: Sendable>(named name: String, _ pages: PageQueue<Page>, _ produce: @escaping @Sendable () -> Void,
+                                                commit: () throws -> T) async throws -> T {
+        try await ThreadExecutor.withExecutor(named: name) { executor in
+            try await withThrowingDiscardingTaskGroup { group in
+                // Cancellation reaches the producer through the queue only: the commit stage decides when to
+                // stop (between transactions), and a page it waits for must still come.
+                group.addTask(executorPreference: executor) { produce() }
+                defer { pages.cancel() }
+                return try commit()
+            }
         }
-        // A rebuild's last page leaves a sweep pending: only the sweep's last transaction ends the export.
-        if sweeping {
-            summary.deleted += try index.sweep(keeping: checkpoint(token: t0, tokenTimestamp: t0Timestamp, exportState: nil))
-        }
-        // One merged full-text segment makes every later query cheaper.
-        if report.itemsWritten > 10_000 { try index.optimize() }
     }
 }

@@ -8,15 +8,25 @@ extension Exporter {
     /// or left out by an ``ItemProducer``, lose their items; objects of entities that are not indexed are
     /// ignored. A store not exported yet is caught up instead, which writes every object.
     ///
-    /// `events` and `shouldStop` serve that catch-up as they serve ``catchUp(rebuild:events:shouldStop:)``.
-    public func reindex(_ ids: [ManagedObjectID], events: (IndexingEvent) -> Void = { _ in },
-                        shouldStop: () -> Bool = { false }) throws(ExportError) -> Summary {
+    /// `events` and cancellation serve that catch-up as they serve ``catchUp(rebuild:events:)``; like it, the
+    /// work runs on a thread of its own.
+    public func reindex(_ ids: [ManagedObjectID], events: (IndexingEvent) -> Void = { _ in }) async throws(ExportError) -> Summary {
         let start = DispatchTime.now().uptimeNanoseconds
+        let written = try await ThreadExecutor.withExecutor(named: "searchlight reindex") { executor throws(ExportError) in
+            try await withTaskExecutorPreference(executor) { () throws(ExportError) in try await self.rebuildItems(of: ids) }
+        }
+        guard var summary = written else { return try await catchUp(events: events) }
+        summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return summary
+    }
+
+    /// Builds and writes the items of `ids`, on the reindex's thread, a batch per transaction (all of them: the
+    /// request is bounded, and one made before a stop is still served); nil when the store has not been
+    /// exported yet.
+    private func rebuildItems(of ids: [ManagedObjectID]) async throws(ExportError) -> Summary? {
         var summary = Summary(store: indexedStore)
         do {
-            guard let checkpoint = try index.checkpoint(storeUUID: store.metadata.storeUUID), checkpoint.exportState == nil else {
-                return try catchUp(events: events, shouldStop: shouldStop)
-            }
+            guard let checkpoint = try index.checkpoint(storeUUID: store.metadata.storeUUID), checkpoint.exportState == nil else { return nil }
             let wanted = Set(ids.map(store.canonical)).filter { configuration.plans[$0.entityName] != nil }
                 .sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
             let producer = HistoryProducer(store: store, index: index, builder: builder, digests: digests, batchSize: batchSize)
@@ -34,7 +44,6 @@ extension Exporter {
         } catch {
             throw ExportError(error)
         }
-        summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return summary
     }
 }

@@ -124,84 +124,96 @@ public final class Exporter {
     /// Brings the index up to the store's newest transaction and returns what changed.
     ///
     /// `events` hears what happens on the way (a rebuild and why, a first export's progress after every
-    /// transaction); `shouldStop` is asked between batches, never in the middle of one.
-    public func catchUp(rebuild: Bool = false, events: (IndexingEvent) -> Void = { _ in },
-                        shouldStop: () -> Bool = { false }) throws(ExportError) -> Summary {
+    /// transaction), in the calling task. Cancelling the task stops the catch-up between batches, never in the
+    /// middle of one: the summary then says ``Summary/stopped``, and the next catch-up resumes where it ended.
+    ///
+    /// The work blocks on SQLite: it runs on threads of its own (one commits, one reads and builds the next
+    /// pages), never on Swift's cooperative pool, and both have ended when this returns.
+    public func catchUp(rebuild: Bool = false, events: (IndexingEvent) -> Void = { _ in }) async throws(ExportError) -> Summary {
         let start = DispatchTime.now().uptimeNanoseconds
         var summary = Summary(store: indexedStore)
         do {
-            let uuid = store.metadata.storeUUID
-            // A store replaced at the same path: its old items go.
-            let checkpoints = try index.checkpoints()
-            for old in checkpoints where old.storePath == storePath && old.storeUUID != uuid {
-                let removed = try index.removeStore(uuid: old.storeUUID)
-                events(.previousStoreRemoved(indexedStore, previousUUID: old.storeUUID, items: removed))
-                summary.rebuildReason = .storeReplaced(previousUUID: old.storeUUID)
-            }
-            var existing = checkpoints.first { $0.storeUUID == uuid }
-            // Two files with one UUID would take over each other's checkpoint and rebuild each other forever.
-            if let other = existing, other.storePath != storePath, FileManager.default.fileExists(atPath: other.storePath) {
-                throw ExportError.duplicateStore(uuid: uuid, indexedPath: other.storePath, path: storePath)
-            }
-            var reason: RebuildReason? = rebuild ? .requested : nil
-            if existing?.isRemovingItems == true {
-                reason = .interruptedRemoval
-            }
-            if let current = existing, reason == nil {
-                if current.modelDigest != store.metadata.modelDigest {
-                    reason = .modelChanged
-                } else if current.configurationDigest != configurationDigest {
-                    reason = .configurationChanged
-                } else if store.hasHistory, current.exportState == nil, let diverged = try divergence(from: current, bounds: try store.historyBounds()) {
-                    reason = diverged
-                } else if store.hasHistory, current.exportState == nil, !(try store.historyBounds()).canResume(from: current.token) {
-                    reason = .historyPurged(token: current.token)
-                } else if !store.hasHistory, current.exportState == nil {
-                    reason = .noHistory
+            try await ThreadExecutor.withExecutor(named: "searchlight commit") { executor in
+                try await withTaskExecutorPreference(executor) {
+                    try await self.catchUp(rebuild: rebuild, summary: &summary, events: events)
                 }
             }
-            var rebuilding = false
-            if let reason, let current = existing {
-                events(.rebuildStarted(indexedStore, reason: reason))
-                summary.rebuildReason = reason
-                if current.isRemovingItems {
-                    // An index left by an earlier build mid-removal: finish removing, then export afresh.
-                    summary.deleted += try index.removeStore(uuid: uuid)
-                } else {
-                    // Every object is written again over the old items, which stay searchable meanwhile;
-                    // those not written again (objects gone) are swept at the end.
-                    try index.beginRebuild(storeUUID: uuid)
-                    rebuilding = true
-                }
-                existing = nil
-            }
-            if existing == nil || existing?.exportState != nil {
-                try export(resuming: existing, rebuilding: rebuilding, summary: &summary, events: events, shouldStop: shouldStop)
-            }
-            if store.hasHistory && !summary.stopped,
-               let estimate = try followHistory(summary: &summary, allowsRebuild: !summary.exported, shouldStop: shouldStop) {
-                // The backlog costs more than writing the store again: rebuild beside the index (what
-                // the catch-up wrote stays, as good as the rebuild's own writes), then follow on from there.
-                let reason = RebuildReason.backlog(estimate)
-                events(.rebuildStarted(indexedStore, reason: reason))
-                summary.rebuildReason = reason
-                try index.beginRebuild(storeUUID: uuid)
-                try export(resuming: nil, rebuilding: true, summary: &summary, events: events, shouldStop: shouldStop)
-                if !summary.stopped { _ = try followHistory(summary: &summary, allowsRebuild: false, shouldStop: shouldStop) }
-            }
-            // A configuration that changed nothing items contain (its saved searches, say) is still the one
-            // the index now keeps, though no batch had to be written.
-            if var kept = try index.checkpoint(storeUUID: uuid), kept.exportState == nil, kept.configuration != configurationJSON {
-                kept.configuration = configurationJSON
-                try index.apply(IndexBatch(checkpoint: kept))
-            }
-            let reached = try index.checkpoint(storeUUID: uuid)
-            summary.token = reached?.token ?? 0
-            summary.unfinished = reached.flatMap(ExportStatus.init(checkpoint:))
         } catch {
             throw ExportError(error)
         }
         summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return summary
+    }
+
+    /// The catch-up's stages, on the commit stage's thread.
+    private func catchUp(rebuild: Bool, summary: inout Summary, events: (IndexingEvent) -> Void) async throws {
+        let uuid = store.metadata.storeUUID
+        // A store replaced at the same path: its old items go.
+        let checkpoints = try index.checkpoints()
+        for old in checkpoints where old.storePath == storePath && old.storeUUID != uuid {
+            let removed = try index.removeStore(uuid: old.storeUUID)
+            events(.previousStoreRemoved(indexedStore, previousUUID: old.storeUUID, items: removed))
+            summary.rebuildReason = .storeReplaced(previousUUID: old.storeUUID)
+        }
+        var existing = checkpoints.first { $0.storeUUID == uuid }
+        // Two files with one UUID would take over each other's checkpoint and rebuild each other forever.
+        if let other = existing, other.storePath != storePath, FileManager.default.fileExists(atPath: other.storePath) {
+            throw ExportError.duplicateStore(uuid: uuid, indexedPath: other.storePath, path: storePath)
+        }
+        var reason: RebuildReason? = rebuild ? .requested : nil
+        if existing?.isRemovingItems == true {
+            reason = .interruptedRemoval
+        }
+        if let current = existing, reason == nil {
+            if current.modelDigest != store.metadata.modelDigest {
+                reason = .modelChanged
+            } else if current.configurationDigest != configurationDigest {
+                reason = .configurationChanged
+            } else if store.hasHistory, current.exportState == nil, let diverged = try divergence(from: current, bounds: try store.historyBounds()) {
+                reason = diverged
+            } else if store.hasHistory, current.exportState == nil, !(try store.historyBounds()).canResume(from: current.token) {
+                reason = .historyPurged(token: current.token)
+            } else if !store.hasHistory, current.exportState == nil {
+                reason = .noHistory
+            }
+        }
+        var rebuilding = false
+        if let reason, let current = existing {
+            events(.rebuildStarted(indexedStore, reason: reason))
+            summary.rebuildReason = reason
+            if current.isRemovingItems {
+                // An index left by an earlier build mid-removal: finish removing, then export afresh.
+                summary.deleted += try index.removeStore(uuid: uuid)
+            } else {
+                // Every object is written again over the old items, which stay searchable meanwhile;
+                // those not written again (objects gone) are swept at the end.
+                try index.beginRebuild(storeUUID: uuid)
+                rebuilding = true
+            }
+            existing = nil
+        }
+        if existing == nil || existing?.exportState != nil {
+            try await export(resuming: existing, rebuilding: rebuilding, summary: &summary, events: events)
+        }
+        if store.hasHistory && !summary.stopped,
+           let estimate = try await followHistory(summary: &summary, allowsRebuild: !summary.exported) {
+            // The backlog costs more than writing the store again: rebuild beside the index (what
+            // the catch-up wrote stays, as good as the rebuild's own writes), then follow on from there.
+            let reason = RebuildReason.backlog(estimate)
+            events(.rebuildStarted(indexedStore, reason: reason))
+            summary.rebuildReason = reason
+            try index.beginRebuild(storeUUID: uuid)
+            try await export(resuming: nil, rebuilding: true, summary: &summary, events: events)
+            if !summary.stopped { _ = try await followHistory(summary: &summary, allowsRebuild: false) }
+        }
+        // A configuration that changed nothing items contain (its saved searches, say) is still the one
+        // the index now keeps, though no batch had to be written.
+        if var kept = try index.checkpoint(storeUUID: uuid), kept.exportState == nil, kept.configuration != configurationJSON {
+            kept.configuration = configurationJSON
+            try index.apply(IndexBatch(checkpoint: kept))
+        }
+        let reached = try index.checkpoint(storeUUID: uuid)
+        summary.token = reached?.token ?? 0
+        summary.unfinished = reached.flatMap(ExportStatus.init(checkpoint:))
     }
 }

@@ -4,8 +4,8 @@ import SearchIndex
 /// Code that decides an entity's items: reshapes the item the configuration built, or leaves the object out
 /// of the index — `NSCoreDataCoreSpotlightDelegate.attributeSet(for:)` for Searchlight.
 ///
-/// A producer runs on the exporter's producer thread for every object of its entity (and the entity's
-/// subentities without a producer of their own), in a first export, in a catch-up and in a reindex. It sees
+/// A producer runs on the thread of the exporter's producing stage for every object of its entity (and the
+/// entity's subentities without a producer of their own), in a first export, in a catch-up and in a reindex. It sees
 /// the object's own attributes and relationship IDs: a change to a related object re-indexes it only when the
 /// configuration's key paths reach that object.
 ///

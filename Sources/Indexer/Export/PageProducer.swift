@@ -19,7 +19,8 @@ struct ExportPage: Sendable {
     var forgetsShownValues = false
 }
 
-/// Reads, evaluates and prepares export pages (texts joined and tokenized) on its own thread.
+/// Reads, evaluates and prepares export pages (texts joined and tokenized): the export's producing stage, a
+/// child task on a thread of its own.
 struct PageProducer: Sendable {
     let store: PersistentStore
     let builder: ItemBuilder

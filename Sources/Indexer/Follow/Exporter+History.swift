@@ -4,10 +4,10 @@ import SearchIndex
 
 extension Exporter {
     /// Replays history after the checkpoint's token in batches, each committed with its token in one index
-    /// transaction. A ``HistoryProducer`` reads, expands and prepares the next batch on its own thread while
-    /// this one commits.
+    /// transaction. A ``HistoryProducer`` (a child task on a thread of its own) reads, expands and prepares
+    /// the next batch while the calling task commits. A cancelled task stops between batches.
     /// Returns the estimate that made it stop for a rebuild (see ``rebuildPolicy``), if it did.
-    func followHistory(summary: inout Summary, allowsRebuild: Bool, shouldStop: () -> Bool) throws -> RebuildPolicy.Estimate? {
+    func followHistory(summary: inout Summary, allowsRebuild: Bool) async throws -> RebuildPolicy.Estimate? {
         // Read once: every batch below commits the token it reached, so the next one starts there.
         guard let start = try index.checkpoint(storeUUID: store.metadata.storeUUID) else { return nil }
         let began = DispatchTime.now().uptimeNanoseconds
@@ -20,20 +20,24 @@ extension Exporter {
                 estimate.objectCount = try store.read { snapshot throws in try roots.reduce(0) { $0 + (try snapshot.count(ofEntity: $1)) } }
             }
         }
-        var reached = (token: start.token, timestamp: start.tokenTimestamp)
         let pages = PageQueue<HistoryPage>(capacity: 2)
         let producer = HistoryProducer(store: store, index: index, builder: builder, digests: digests, batchSize: batchSize)
-        let thread = ProducerThread(name: "searchlight history pages") { producer.run(after: start.token, into: pages) }
-        defer {
-            pages.cancel()
-            thread.join()
+        return try await Self.withProducer(named: "searchlight history pages", pages, { producer.run(after: start.token, into: pages) }) {
+            try commit(pages, from: start, summary: &summary, estimate: &estimate, allowsRebuild: allowsRebuild, began: began)
         }
+    }
+
+    /// The catch-up's commit stage: one index transaction per history batch, until history ends, the task is
+    /// cancelled or the backlog is worth a rebuild (the estimate then).
+    private func commit(_ pages: PageQueue<HistoryPage>, from start: StoreCheckpoint, summary: inout Summary, estimate: inout RebuildPolicy.Estimate,
+                        allowsRebuild: Bool, began: UInt64) throws -> RebuildPolicy.Estimate? {
+        var reached = (token: start.token, timestamp: start.tokenTimestamp)
         var finished = false
         // As in an export: a failure of the producer (the store's) is thrown as itself, after the pages
         // before it committed; pages of an unfinished history batch carry the token before it.
         var producerError: (any Error)?
         while !finished {
-            if shouldStop() {
+            if Task.isCancelled {
                 summary.stopped = true
                 return nil
             }

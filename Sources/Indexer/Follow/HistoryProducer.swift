@@ -25,14 +25,14 @@ struct HistoryBatchEnd: Sendable {
     var changes: Int
 }
 
-/// Reads history after a token on its own thread and turns each batch of it into pages of prepared items,
-/// while the committing thread writes the pages before them.
+/// Reads history after a token and turns each batch of it into pages of prepared items, as a child task on a
+/// thread of its own, while the committing stage writes the pages before them.
 ///
 /// The stages, in order: read history (``StoreSnapshot/transactions(after:limit:changeLimit:)``), coalesce
 /// (``CoalescedChanges``, a pure function), expand dependents (``DependentExpansion``, skipping related objects
 /// whose ``ShownValueDigests`` did not change), fetch and evaluate (``page(_:changed:in:)``, with
 /// ``ItemBuilder``), and commit (the exporter, one index transaction per batch). A cancelled page queue stops
-/// the producer between pages; the exporter joins its thread before the catch-up returns.
+/// the producer between pages; the task group it runs in awaits it before the catch-up returns.
 ///
 /// A batch is coalesced per object (anything followed by a delete is a delete, the rest is an upsert of the
 /// current row), then expanded to the indexed objects that show a changed one through a relationship (a

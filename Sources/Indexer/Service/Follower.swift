@@ -3,7 +3,7 @@ import Foundation
 import SearchIndex
 
 /// One run of an ``IndexingService``: the index, its writer lock and an exporter per store, driven by the
-/// service's thread (never shared between threads).
+/// run's task on a thread of its own (never shared between tasks).
 ///
 /// It catches every store up, then sleeps until a store's files change (``StoreChangeMonitor``) or a poll
 /// interval passes, and catches up each store whose `PRAGMA data_version` moved. A store replaced or
@@ -65,26 +65,33 @@ final class Follower {
     }
 
     /// Catches every store up once; a stop request ends it between batches.
-    func catchUpAll(_ control: RunControl) throws(ExportError) -> [Exporter.Summary] {
+    func catchUpAll(_ control: RunControl) async throws(ExportError) -> [Exporter.Summary] {
         var summaries: [Exporter.Summary] = []
         for position in entries.indices {
             guard !control.isStopRequested else { break }
-            summaries.append(try catchUp(position, control))
+            summaries.append(try await catchUp(position))
         }
         return summaries
     }
 
     /// Follows the stores until a stop request (nil) or an error the run cannot get past.
-    func run(_ control: RunControl) -> ExportError? {
+    func run(_ control: RunControl) async -> ExportError? {
         let timing = options.timing
         let monitor = timing.useNotifications ? StoreChangeMonitor(storePaths: entries.map(\.source.storePath)) : nil
         if timing.useNotifications && monitor == nil { send(.notice(.polling(interval: timing.pollInterval))) }
         control.attach(monitor)
-        defer { serve(control.close(), control) }
+        let error = await follow(control, monitor: monitor)
+        await serve(control.close())
+        return error
+    }
+
+    /// The run's loop: catch up, serve requests, wait for a change.
+    private func follow(_ control: RunControl, monitor: StoreChangeMonitor?) async -> ExportError? {
+        let timing = options.timing
         while !control.isStopRequested {
             for position in entries.indices where entries[position].pending && !control.isStopRequested {
                 do {
-                    _ = try catchUp(position, control)
+                    _ = try await catchUp(position)
                 } catch where Self.busyFile(error) != nil {
                     stall(position, on: Self.busyFile(error))
                 } catch {
@@ -93,7 +100,7 @@ final class Follower {
             }
             guard !control.isStopRequested else { break }
             // Requests wait for the catch-ups in hand: a reindex builds on a store that is caught up.
-            serve(control.takeRequests(), control)
+            await serve(control.takeRequests())
             let stalled = entries.contains { $0.stalledSince != nil }
             if let monitor {
                 // Debounce before looking: the WAL is written a moment before the commit becomes visible in
@@ -143,12 +150,13 @@ final class Follower {
 
     /// Catches one store up and tells what changed.
     @discardableResult
-    private func catchUp(_ position: Int, _ control: RunControl) throws(ExportError) -> Exporter.Summary {
+    private func catchUp(_ position: Int) async throws(ExportError) -> Exporter.Summary {
         let exporter = entries[position].exporter
         // Read *before* catching up: a save committed during the catch-up moves it again.
         let version: Int64
         do { version = try exporter.store.dataVersion() } catch { throw .store(error) }
-        let summary = try exporter.catchUp(rebuild: entries[position].rebuild, events: send, shouldStop: { control.isStopRequested })
+        // A stop request cancels this task: the catch-up stops between batches.
+        let summary = try await exporter.catchUp(rebuild: entries[position].rebuild, events: send)
         entries[position].rebuild = false
         entries[position].version = version
         entries[position].pending = false
@@ -196,18 +204,18 @@ final class Follower {
     }
 
     /// Serves requests: each caller hears its answer.
-    func serve(_ requests: [RunControl.Request], _ control: RunControl? = nil) {
+    func serve(_ requests: [RunControl.Request]) async {
         for request in requests {
             switch request {
             case .reindex(let ids, let continuation):
-                do { continuation.resume(returning: try reindex(ids, control)) } catch { continuation.resume(throwing: error) }
+                do { continuation.resume(returning: try await reindex(ids)) } catch { continuation.resume(throwing: error) }
             }
         }
     }
 
-    /// Builds the items of `ids` again, by store (a store not exported yet is caught up instead, stoppable
-    /// through `control`).
-    func reindex(_ ids: [ManagedObjectID], _ control: RunControl? = nil) throws(ExportError) -> [Exporter.Summary] {
+    /// Builds the items of `ids` again, by store (a store not exported yet is caught up instead; cancelling the
+    /// task stops it between batches).
+    func reindex(_ ids: [ManagedObjectID]) async throws(ExportError) -> [Exporter.Summary] {
         var byStore: [Int: [ManagedObjectID]] = [:]
         for id in ids {
             guard let position = entries.firstIndex(where: {
@@ -217,7 +225,7 @@ final class Follower {
         }
         var summaries: [Exporter.Summary] = []
         for (position, ids) in byStore.sorted(by: { $0.key < $1.key }) {
-            let summary = try entries[position].exporter.reindex(ids, events: send, shouldStop: { control?.isStopRequested ?? false })
+            let summary = try await entries[position].exporter.reindex(ids, events: send)
             if summary.changedIndex { send(.indexDidUpdate(summary)) }
             summaries.append(summary)
         }

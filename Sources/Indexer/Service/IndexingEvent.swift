@@ -20,7 +20,7 @@ public struct IndexedStore: Sendable, Hashable, CustomStringConvertible {
 
 /// Something that happened while indexing, in the order it happened.
 ///
-/// ``IndexingService/events`` delivers them to an app; ``Exporter/catchUp(rebuild:events:shouldStop:)``
+/// ``IndexingService/events`` delivers them to an app; ``Exporter/catchUp(rebuild:events:)``
 /// hands those of one catch-up to a closure.
 public enum IndexingEvent: Sendable {
     /// A catch-up changed the index, or rebuilt it: Core Spotlight's `indexDidUpdateNotification`, with the

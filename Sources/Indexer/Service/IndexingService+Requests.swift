@@ -13,12 +13,12 @@ extension IndexingService {
         let control = try await begin(follows: false)
         let (indexPath, stores, options, send) = (indexPath, stores, options, broadcaster.send)
         do {
-            let summaries = try await Self.onThread(named: "searchlight catch-up") { () throws(ExportError) in
+            let summaries = try await Self.run(named: "searchlight catch-up", control: control) { () throws(ExportError) in
                 let follower = try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false,
                                                  rebuild: rebuild, send: send)
-                let summaries = try follower.catchUpAll(control)
+                let summaries = try await follower.catchUpAll(control)
                 // Reindex requests made meanwhile are served by this run, with the follower still open.
-                follower.serve(control.close())
+                await follower.serve(control.close())
                 return summaries
             }
             end(control, error: nil, announce: true)
@@ -32,7 +32,7 @@ extension IndexingService {
     /// Builds the items of the objects named by `uris` (`x-coredata://<store>/<Entity>/p<n>`) again from their
     /// stores as they are now: objects gone, or left out by an ``ItemProducer``, lose their items.
     ///
-    /// While the service runs, its thread does it between batches; otherwise the index is opened for it.
+    /// While the service runs, its task does it between batches; otherwise the index is opened for it.
     /// - Throws: ``ExportError/store(_:)`` for a malformed URI, ``ExportError/unknownStore(uuid:)`` for one
     ///   of a store the service does not index.
     @discardableResult
@@ -56,9 +56,9 @@ extension IndexingService {
         let control = try await begin(follows: false)
         let (indexPath, stores, options, send, wanted) = (indexPath, stores, options, broadcaster.send, ids)
         do {
-            let summaries = try await Self.onThread(named: "searchlight reindex") { () throws(ExportError) in
-                try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false, send: send)
-                    .reindex(wanted, control)
+            let summaries = try await Self.run(named: "searchlight reindex", control: control) { () throws(ExportError) in
+                try await Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false, send: send)
+                    .reindex(wanted)
             }
             end(control, error: nil, announce: false)
             return summaries
@@ -73,7 +73,7 @@ extension IndexingService {
     public func deleteIndex() async throws(ExportError) {
         await stop()
         let (indexPath, stores) = (indexPath, stores)
-        try await Self.onThread(named: "searchlight delete index") { () throws(ExportError) in
+        try await Self.run(named: "searchlight delete index", control: nil) { () throws(ExportError) in
             guard FileManager.default.fileExists(atPath: indexPath) else { return }
             let lock = try WriterLock(indexPath: indexPath)
             defer { lock.release() }
@@ -96,15 +96,27 @@ extension IndexingService {
         state.withLock { $0.control.flatMap { $0.isStopRequested ? nil : $0 } }
     }
 
-    /// Runs blocking work (SQLite, file waits) on a thread of its own, off Swift's cooperative pool.
-    static func onThread<T: Sendable>(named name: String, _ body: @escaping @Sendable () throws(ExportError) -> T) async throws(ExportError) -> T {
-        let result: Result<T, ExportError> = await withCheckedContinuation { continuation in
-            let thread = Thread {
-                do throws(ExportError) { continuation.resume(returning: .success(try body())) } catch { continuation.resume(returning: .failure(error)) }
+    /// Starts `body` as a run's task, on a thread of its own: its SQLite work and file waits block that thread,
+    /// never Swift's cooperative pool. `control`'s stop request cancels the task.
+    @discardableResult
+    static func runTask<T: Sendable>(named name: String, control: RunControl?,
+                                     _ body: @escaping @Sendable () async throws(ExportError) -> T) -> Task<Result<T, ExportError>, Never> {
+        let task = Task.detached {
+            await ThreadExecutor.withExecutor(named: name) { executor in
+                await withTaskExecutorPreference(executor) { () async -> Result<T, ExportError> in
+                    do throws(ExportError) { return .success(try await body()) } catch { return .failure(error) }
+                }
             }
-            thread.name = name
-            thread.start()
         }
-        return try result.get()
+        control?.attach(cancelling: task.cancel)
+        return task
+    }
+
+    /// Runs `body` as a run's task (``runTask(named:control:_:)``) and returns what it returns; cancelling the
+    /// caller's task cancels it.
+    static func run<T: Sendable>(named name: String, control: RunControl?,
+                                 _ body: @escaping @Sendable () async throws(ExportError) -> T) async throws(ExportError) -> T {
+        let task = runTask(named: name, control: control, body)
+        return try await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }.get()
     }
 }

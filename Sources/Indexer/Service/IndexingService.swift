@@ -6,8 +6,8 @@ import Synchronization
 /// Keeps an index current with one or more Core Data stores, in the background of an app or a daemon:
 /// Searchlight's `NSCoreDataCoreSpotlightDelegate`.
 ///
-/// ``start(rebuild:)`` opens the index and every store, then a thread of the service's own catches each store up
-/// (a first export, then its history) and follows its saves until ``stop()``. Every batch commits with
+/// ``start(rebuild:)`` opens the index and every store, then a task of the service's own, on a thread of its
+/// own, catches each store up (a first export, then its history) and follows its saves until ``stop()``. Every batch commits with
 /// its store's history token, so a service stopped, killed or crashed starts again exactly where the
 /// index says it is. A store replaced or migrated under the service is opened again and rebuilt; a store
 /// or index that stays locked by another process stalls indexing, which retries. What happens is told
@@ -119,7 +119,7 @@ public final class IndexingService: Sendable {
     /// Whether the service is following its stores (from ``start(rebuild:)`` until it stopped).
     public var isRunning: Bool { state.withLock { $0.control != nil } }
 
-    /// Opens the index and every store and starts following them on the service's thread.
+    /// Opens the index and every store and starts following them in the service's task.
     ///
     /// Problems found while opening (a missing store, a store without persistent history, a configuration
     /// that does not fit the model, another process writing the index) are thrown here; later ones end the
@@ -143,15 +143,12 @@ public final class IndexingService: Sendable {
             throw error
         }
         let handOff = Mutex<Follower?>(follower)
-        // SQLite work blocks: it runs on a thread of its own, never on Swift's cooperative pool.
-        let thread = Thread { [self] in
+        _ = Self.runTask(named: "searchlight indexing", control: control) { [self] () throws(ExportError) in
             // Taken out of the box so the follower (its stores, their private copies) goes when the run
-            // ends, not when Foundation lets go of this closure.
-            let error = handOff.withLock { $0.take() }.flatMap { $0.run(control) }
+            // ends, not when the task lets go of this closure.
+            let error = await handOff.withLock { $0.take() }?.run(control)
             self.end(control, error: error, announce: true)
         }
-        thread.name = "searchlight indexing"
-        thread.start()
     }
 
     /// Makes a new run the current one, after the one before it ended (blocking: for synchronous callers).

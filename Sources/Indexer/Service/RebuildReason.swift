@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Each case is a fact an app can branch on; ``description`` says it in words.
 public enum RebuildReason: Sendable, Equatable, CustomStringConvertible {
-    /// The caller asked for it (``Exporter/catchUp(rebuild:events:shouldStop:)`` with `rebuild: true`).
+    /// The caller asked for it (``Exporter/catchUp(rebuild:events:)`` with `rebuild: true`).
     case requested
     /// Another store (a new UUID) now sits at the store's path; the old store's items were removed.
     case storeReplaced(previousUUID: String)

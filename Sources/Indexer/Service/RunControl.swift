@@ -2,20 +2,22 @@ import CoreDataStore
 import Dispatch
 import Synchronization
 
-/// What a running service and its thread share: the stop request, requests to serve between batches, and
-/// the way to wake the thread from its wait.
+/// What a running service and its run's task share: the stop request (which cancels the task), requests to
+/// serve between batches, and the way to wake the task's thread from its wait.
 final class RunControl: Sendable {
-    /// Work the service's thread does between batches, for a caller waiting on the continuation.
+    /// Work the run does between batches, for a caller waiting on the continuation.
     enum Request: Sendable {
         case reindex([ManagedObjectID], CheckedContinuation<[Exporter.Summary], any Error>)
     }
 
     private struct State {
         var stopRequested = false
-        /// Set once the thread took the last requests: later ones are served without it.
+        /// Set once the run took the last requests: later ones are served without it.
         var closed = false
         var requests: [Request] = []
         var monitor: StoreChangeMonitor?
+        /// Cancels the run's task: its catch-up stops between batches.
+        var cancel: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
@@ -27,15 +29,26 @@ final class RunControl: Sendable {
 
     var isStopRequested: Bool { state.withLock { $0.stopRequested } }
 
-    /// Asks the thread to stop after the batch in hand, waking it if it waits.
+    /// Asks the run to stop after the batch in hand: cancels its task and wakes its thread if it waits.
     func requestStop() {
-        state.withLock { state in
+        let (monitor, cancel) = state.withLock { state in
             state.stopRequested = true
-            return state.monitor
-        }?.wake()
+            return (state.monitor, state.cancel)
+        }
+        cancel?()
+        monitor?.wake()
     }
 
-    /// Queues a request for the thread and wakes it; false once the thread no longer takes requests.
+    /// Gives the control the way to cancel the run's task (at once, if a stop was already requested).
+    func attach(cancelling cancel: @escaping @Sendable () -> Void) {
+        let stopped = state.withLock { state in
+            state.cancel = cancel
+            return state.stopRequested
+        }
+        if stopped { cancel() }
+    }
+
+    /// Queues a request for the run and wakes it; false once the run no longer takes requests.
     func submit(_ request: Request) -> Bool {
         let monitor = state.withLock { state -> StoreChangeMonitor?? in
             guard !state.closed else { return nil }
@@ -64,7 +77,7 @@ final class RunControl: Sendable {
         }
     }
 
-    /// The monitor the thread waits on, for ``requestStop()`` and ``submit(_:)`` to wake.
+    /// The monitor the run waits on, for ``requestStop()`` and ``submit(_:)`` to wake.
     func attach(_ monitor: StoreChangeMonitor?) {
         state.withLock { $0.monitor = monitor }
     }

@@ -1,7 +1,10 @@
 import Foundation
-import Synchronization
 
-/// A bounded, ordered hand-off of pages between the producer thread and the committing one.
+/// A bounded, ordered hand-off of pages between a producing stage and the committing one.
+///
+/// Both ends block: the producer hands pages over inside one store read, the committer takes them inside
+/// one index transaction, and neither can suspend there. Each stage runs on a ``ThreadExecutor`` of its own,
+/// so the waits block the stage's thread, never Swift's cooperative pool.
 final class PageQueue<Page: Sendable>: @unchecked Sendable {
     // Safe: every field is read and written only while holding `condition`'s lock.
     private let condition = NSCondition()
@@ -62,32 +65,5 @@ final class PageQueue<Page: Sendable>: @unchecked Sendable {
         cancelled = true
         condition.broadcast()
         condition.unlock()
-    }
-}
-
-/// A producer's thread, which the consumer joins: nothing the producer holds (a store read, a page being
-/// built, the store itself) outlives the export or catch-up that started it.
-final class ProducerThread: Sendable {
-    private let done = DispatchSemaphore(value: 0)
-
-    init(name: String, _ body: @escaping @Sendable () -> Void) {
-        let done = self.done
-        // Foundation keeps a thread's block (and all it captured) until the thread object goes, which can be
-        // after the join: the block holds the work only until it has run. A store released late by a thread
-        // kept a private copy of it on disk past the command's exit.
-        let work = Mutex<(@Sendable () -> Void)?>(body)
-        let thread = Thread {
-            work.withLock { $0.take() }?()
-            done.signal()
-        }
-        thread.name = name
-        thread.start()
-    }
-
-    /// Waits until the producer has returned and let go of what it held (at once if it has). Cancel its
-    /// queue first.
-    func join() {
-        done.wait()
-        done.signal()
     }
 }

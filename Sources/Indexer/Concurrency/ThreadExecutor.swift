@@ -1,0 +1,60 @@
+import Foundation
+import Synchronization
+
+/// A task executor with one thread of its own, for the stages of indexing that block on SQLite and files.
+///
+/// A stage runs as a task that prefers this executor (`withTaskExecutorPreference`, or
+/// `addTask(executorPreference:)` in a task group): its synchronous SQLite calls and its waits on the page
+/// hand-off then block this thread, never a thread of Swift's cooperative pool, while its structure
+/// (children awaited, cancellation propagated, errors thrown to the parent) is a task's.
+final class ThreadExecutor: TaskExecutor {
+    /// Jobs in the order they were enqueued; nil asks the thread to end.
+    private let jobs = Mutex<[UnownedJob?]>([])
+    /// Counts the entries of `jobs`: the thread sleeps on it.
+    private let available = DispatchSemaphore(value: 0)
+
+    private init(name: String) {
+        // The thread keeps its executor until it ends: a job may still run on it after the task that
+        // created the executor let go of it. `withExecutor` always ends the thread, so nothing leaks.
+        let thread = Thread { [self] in
+            Thread.current.threadDictionary[Self.nameKey] = name
+            while true {
+                available.wait()
+                guard let job = jobs.withLock({ $0.removeFirst() }) else { return }
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    private static let nameKey = "searchlight.ThreadExecutor.name"
+
+    /// The name of the executor whose thread calls this, nil on any other thread (Linux's thread names are
+    /// not Foundation's: this is how a test tells which stage's thread it is on).
+    static var currentName: String? { Thread.current.threadDictionary[nameKey] as? String }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+        available.signal()
+    }
+
+    /// Lets the thread end after the jobs enqueued so far.
+    private func end() {
+        jobs.withLock { $0.append(nil) }
+        available.signal()
+    }
+
+    /// Runs `body` with a new executor and its thread, which ends once `body` has returned and the
+    /// thread has run what was enqueued before.
+    ///
+    /// Whatever `body` starts on the executor must be done when it returns (awaited, as a task group's
+    /// children are): the executor takes no work after it.
+    static func withExecutor<T, Failure: Error>(named name: String, _ body: (ThreadExecutor) async throws(Failure) -> T) async throws(Failure) -> T {
+        let executor = ThreadExecutor(name: name)
+        // Not a blocking join: the caller may still be on the executor's thread, which ends after it moves on.
+        defer { executor.end() }
+        return try await body(executor)
+    }
+}
