@@ -97,21 +97,23 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // Test helper: one scratch folder per test process, removed at exit.
+        .target(name: "TestScratch", path: "Tests/TestScratch"),
         .testTarget(
             name: "CoreDataStoreTests",
-            dependencies: ["CoreDataStore", "CoreDataStoreWriter", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["TestScratch", "CoreDataStore", "CoreDataStoreWriter", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "SearchIndexTests",
-            dependencies: ["SearchIndex", "CSearchTokenizer", "index-crash-helper", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["TestScratch", "SearchIndex", "CSearchTokenizer", "index-crash-helper", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "IndexerTests",
-            dependencies: ["Indexer", "CoreDataStore", "CoreDataStoreWriter", "SearchIndex", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["TestScratch", "Indexer", "CoreDataStore", "CoreDataStoreWriter", "SearchIndex", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "AppSimTests",
-            dependencies: ["CoreDataStore", "CoreDataStoreWriter", "CZlib", "appsim", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["TestScratch", "CoreDataStore", "CoreDataStoreWriter", "CZlib", "appsim", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "searchctlTests",
-            dependencies: ["CoreDataStore", "CoreDataStoreWriter", "searchctl"]),
+            dependencies: ["TestScratch", "CoreDataStore", "CoreDataStoreWriter", "searchctl"]),
     ],
     swiftLanguageModes: [.v6]
 )

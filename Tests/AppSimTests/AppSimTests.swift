@@ -3,6 +3,7 @@ import CZlib
 import Foundation
 import GRDB
 import Testing
+import TestScratch
 
 /// Runs the built `appsim` and checks what it wrote through the store reader.
 @Suite("appsim and the Places Corpus", .serialized)
@@ -27,9 +28,9 @@ struct AppSimTests {
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 
-    /// The small store, built once for the suite.
+    /// The small store, built once for the suite (in the process's scratch folder, removed at exit).
     static let store: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("appsim-\(UUID().uuidString).sqlite").path
+        let path = Scratch.folder.appendingPathComponent("appsim-\(UUID().uuidString).sqlite").path
         _ = try? run(["corpus", "--size", "small", "--out", path])
         return path
     }()
@@ -77,7 +78,7 @@ struct AppSimTests {
     func editHistory() throws {
         let store = try PersistentStore(path: Self.store)
         let before = try store.historyBounds().newest
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("edits-\(UUID().uuidString).jsonl").path
+        let log = Scratch.folder.appendingPathComponent("edits-\(UUID().uuidString).jsonl").path
         let result = try Self.run(["edit", "--store", Self.store, "--rate", "150", "--duration", "2", "--seed", "3", "--log", log])
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.output.contains("300 saves"))
@@ -109,8 +110,9 @@ struct AppSimTests {
 
     @Test("missing benchmark data and bad options say what to do")
     func errors() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("appsim-corpus-\(UUID().uuidString)")
+        let directory = Scratch.folder.appendingPathComponent("appsim-corpus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
         for name in ["countries.tsv", "places.tsv.gz", "Places.xcdatamodeld"] {
             try FileManager.default.copyItem(at: Self.corpus.appendingPathComponent(name), to: directory.appendingPathComponent(name))
         }

@@ -1,5 +1,6 @@
 import CoreDataStore
 import Foundation
+import TestScratch
 
 /// Locates `../shared/fixtures` beside the project root and hands out scratch copies.
 enum Fixtures {
@@ -16,7 +17,7 @@ enum Fixtures {
 
     /// A fresh temporary directory, removed by the caller's `defer`.
     static func temporaryDirectory() -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-tests-\(UUID().uuidString)")
+        let url = Scratch.folder.appendingPathComponent("searchlight-tests-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

@@ -5,11 +5,12 @@ import GRDB
 @testable import Indexer
 import SearchIndex
 import Testing
+import TestScratch
 
 @Suite("The exporter")
 struct ExporterTests {
     let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("exporter-\(UUID().uuidString)")
+        let url = Scratch.folder.appendingPathComponent("exporter-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }()

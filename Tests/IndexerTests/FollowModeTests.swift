@@ -6,11 +6,12 @@ import GRDB
 import SearchIndex
 import Synchronization
 import Testing
+import TestScratch
 
 @Suite("Follow mode: file notifications and debouncing")
 struct FollowModeTests {
     let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("follow-mode-\(UUID().uuidString)")
+        let url = Scratch.folder.appendingPathComponent("follow-mode-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }()

@@ -19,35 +19,52 @@ struct PipelineStagesTests {
         // task below could never run.
         let stages = ProcessInfo.processInfo.activeProcessorCount + 4
         let release = DispatchSemaphore(value: 0), blocked = DispatchSemaphore(value: 0)
-        let executors = try await withThrowingTaskGroup(of: ThreadExecutorReference.self) { group in
-            for number in 0..<stages {
+        // Each stage begins on its own thread (a detached task that had to start on the pool could wait
+        // behind other tests' synchronous work there).
+        let tasks = (0..<stages).map { number in
+            ThreadExecutor.detachedTask(named: "stage \(number)") { () async -> Bool in
+                Self.block(on: release, signalling: blocked)
+            }
+        }
+        // Stages on the pool would never all block at once (it has a thread per core): this would time out.
+        var allBlocked = true
+        for _ in 0..<stages where allBlocked { allBlocked = await Self.wait(for: blocked) }
+        // Every stage is blocked now; the pool still runs work.
+        let answer = allBlocked ? await Task.detached { 6 * 7 }.value : nil
+        // Released before any expectation is checked: a failed one must not leave the stages blocked.
+        for _ in 0..<stages { release.signal() }
+        #expect(allBlocked && answer == 42)
+        for task in tasks { #expect(await task.value) }
+    }
+
+    /// Blocks the calling thread (a stage's) until `release` is signalled, signalling `blocked` first;
+    /// whether it ran on a stage's thread.
+    static func block(on release: DispatchSemaphore, signalling blocked: DispatchSemaphore) -> Bool {
+        let onStage = threadName().hasPrefix("stage ")
+        blocked.signal()
+        release.wait()
+        return onStage
+    }
+
+    @Test("a stage's thread ends once its work is done, letting go of its executor")
+    func threadsEnd() async throws {
+        let executors = await withTaskGroup(of: ThreadExecutorReference.self) { group in
+            for number in 0..<4 {
                 group.addTask {
                     await ThreadExecutor.withExecutor(named: "stage \(number)") { executor in
-                        await withTaskExecutorPreference(executor) { await Self.block(on: release, signalling: blocked) }
+                        await withTaskExecutorPreference(executor) { #expect(Self.threadName() == "stage \(number)") }
                         return ThreadExecutorReference(executor)
                     }
                 }
             }
-            // Stages on the pool would never all block at once (it has a thread per core): this would time out.
-            for _ in 0..<stages { try #require(await Self.wait(for: blocked)) }
-            // Every stage is blocked now; the pool still runs work.
-            #expect(await Task.detached { 6 * 7 }.value == 42)
-            for _ in 0..<stages { release.signal() }
-            return try await group.reduce(into: []) { $0.append($1) }
+            return await group.reduce(into: []) { $0.append($1) }
         }
         // Each thread let go of its executor when it ended.
         let deadline = ContinuousClock.now + .seconds(5)
         while executors.contains(where: { $0.executor != nil }), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(executors.count == stages && executors.allSatisfy { $0.executor == nil })
-    }
-
-    /// Blocks the calling thread (a stage's) until `release` is signalled, signalling `blocked` first.
-    static func block(on release: DispatchSemaphore, signalling blocked: DispatchSemaphore) async {
-        #expect(threadName().hasPrefix("stage "))
-        blocked.signal()
-        release.wait()
+        #expect(executors.count == 4 && executors.allSatisfy { $0.executor == nil })
     }
 
     @Test("a commit stage that fails cancels its producer and awaits it: nothing the producer holds outlives the stage")
@@ -83,35 +100,45 @@ struct PipelineStagesTests {
             producerThreads.withLock { _ = $0.insert(Self.threadName()) }
             return proposed
         }
-        func exporter() throws -> Exporter {
-            let store = try PersistentStore(path: path)
-            let index = try SearchIndex(path: indexPath, mode: .readWrite(permissions: nil))
-            let configuration = try ResolvedConfiguration(try IndexConfiguration(json: Data(#"{"entities": {"Place": {"displayName": "name"}}}"#.utf8)),
-                                                          model: store.model)
-            return try Exporter(store: store, index: index, configuration: configuration, producers: ["Place": producer], batchSize: 100)
+        @Sendable func exporter() throws(ExportError) -> Exporter {
+            do {
+                let store = try PersistentStore(path: path)
+                let index = try SearchIndex(path: indexPath, mode: .readWrite(permissions: nil))
+                let json = Data(#"{"entities": {"Place": {"displayName": "name"}}}"#.utf8)
+                let configuration = try ResolvedConfiguration(try IndexConfiguration(json: json), model: store.model)
+                return try Exporter(store: store, index: index, configuration: configuration, producers: ["Place": producer], batchSize: 100)
+            } catch {
+                throw ExportError(error)
+            }
         }
 
         // Cancelled from outside while its first transaction commits: the catch-up waits in its events
         // handler (on its own thread) until the cancellation has been sent.
         let started = DispatchSemaphore(value: 0), cancelled = DispatchSemaphore(value: 0)
         let eventThreads = Mutex<Set<String>>([])
-        let task = Task {
-            let first = try exporter()
-            defer { first.close() }
-            var signalled = false
-            return try await first.catchUp(events: { event in
-                eventThreads.withLock { _ = $0.insert(Self.threadName()) }
-                if case .progress(_, let report) = event, report.itemsWritten > 0, !signalled {
-                    signalled = true
-                    started.signal()
-                    cancelled.wait()
-                }
-            })
+        // On a thread of its own from the start: other tests' synchronous work may keep the pool busy.
+        let task = ThreadExecutor.detachedTask(named: "test catch-up") { () async -> Result<Exporter.Summary, ExportError> in
+            do throws(ExportError) {
+                let first = try exporter()
+                defer { first.close() }
+                var signalled = false
+                return .success(try await first.catchUp(events: { event in
+                    eventThreads.withLock { _ = $0.insert(Self.threadName()) }
+                    if case .progress(_, let report) = event, report.itemsWritten > 0, !signalled {
+                        signalled = true
+                        started.signal()
+                        cancelled.wait()
+                    }
+                }))
+            } catch {
+                return .failure(error)
+            }
         }
-        try #require(await Self.wait(for: started))
+        let didStart = await Self.wait(for: started)
         task.cancel()
         cancelled.signal()
-        let stopped = try await task.value
+        try #require(didStart)
+        let stopped = try await task.value.get()
         #expect(stopped.stopped && stopped.unfinished != nil)
         #expect(stopped.inserted > 0 && stopped.inserted < 3_000, "\(stopped)")
         #expect(eventThreads.withLock { $0 } == ["searchlight commit"])
@@ -126,11 +153,12 @@ struct PipelineStagesTests {
         #expect(try await SearchIndex(path: indexPath, mode: .readOnly).dump().count == 3_000)
     }
 
-    /// Waits, without blocking the pool, until `semaphore` is signalled; false after 10 s.
+    /// Waits, without blocking the pool, until `semaphore` is signalled; false if it was not after a minute
+    /// (a bound against hanging, not a timing: other tests may keep the pool busy meanwhile).
     static func wait(for semaphore: DispatchSemaphore) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while semaphore.wait(timeout: .now()) == .timedOut {
-            guard ContinuousClock.now < deadline else { return false }
+            guard ContinuousClock.now < deadline else { return semaphore.wait(timeout: .now()) == .success }
             try? await Task.sleep(for: .milliseconds(2))
         }
         return true

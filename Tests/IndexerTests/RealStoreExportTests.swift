@@ -4,6 +4,7 @@ import GRDB
 @testable import Indexer
 import SearchIndex
 import Testing
+import TestScratch
 
 private let realStoresFolder = ExporterTests.shared.deletingLastPathComponent().appendingPathComponent("real-stores")
 private let realStoresAvailable = FileManager.default.fileExists(atPath: realStoresFolder.appendingPathComponent("README.md").path)
@@ -27,7 +28,7 @@ struct RealStoreExportTests {
     @Test("one item per object, the store untouched, nothing left to do afterwards", arguments: stores.map(\.folder))
     func export(folder name: String) async throws {
         let file = try #require(Self.stores.first { $0.folder == name }?.file)
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("real-export-\(UUID().uuidString)")
+        let work = Scratch.folder.appendingPathComponent("real-export-\(UUID().uuidString)")
         let folder = work.appendingPathComponent("store")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: Self.realStores.appendingPathComponent(name), to: folder)
@@ -77,7 +78,7 @@ struct RealStoreExportTests {
           arguments: stores.map(\.folder))
     func replayHistory(folder name: String) async throws {
         let file = try #require(Self.stores.first { $0.folder == name }?.file)
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("real-replay-\(UUID().uuidString)")
+        let work = Scratch.folder.appendingPathComponent("real-replay-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let folder = work.appendingPathComponent("store")
         try FileManager.default.copyItem(at: Self.realStores.appendingPathComponent(name), to: folder)

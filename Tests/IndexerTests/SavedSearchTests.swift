@@ -3,6 +3,7 @@ import Foundation
 @testable import Indexer
 @testable import SearchIndex
 import Testing
+import TestScratch
 
 /// Saved searches with `$VARIABLES`: the configuration's, and the model's fetch-request templates.
 @Suite("Saved searches")
@@ -87,7 +88,7 @@ struct SavedSearchTests {
 
     @Test("a stored configuration the index cannot read back is reported as damage, not as no saved searches")
     func unreadableStoredConfiguration() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("saved-damaged-\(UUID().uuidString).searchindex").path
+        let path = Scratch.folder.appendingPathComponent("saved-damaged-\(UUID().uuidString).searchindex").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
         var checkpoint = StoreCheckpoint(storeUUID: "S", storePath: "/s", token: 1)

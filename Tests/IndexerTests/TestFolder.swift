@@ -1,12 +1,13 @@
 import CoreDataStore
 import CoreDataStoreWriter
 import Foundation
+import TestScratch
 
 /// Fresh folders for tests, and the store most of them start from.
 enum TestFolder {
     /// A new, empty folder under the temporary directory, named after the test.
     static func make(_ label: String) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("\(label)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder
     }

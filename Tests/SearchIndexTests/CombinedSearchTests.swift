@@ -2,6 +2,7 @@ import Foundation
 @testable import SearchIndex
 import Testing
 import SeededRandom
+import TestScratch
 
 @Suite("Words and places together")
 struct CombinedSearchTests {
@@ -20,7 +21,7 @@ struct CombinedSearchTests {
             places.append(Place(uri: String(format: "x-coredata://S/%@/p%05d", key % 3 == 0 ? "Lake" : "Town", key),
                                 name: words.joined(separator: " "), entity: key % 3 == 0 ? "Lake" : "Town", latitude: latitude, longitude: longitude))
         }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("combined-\(UUID().uuidString).searchindex").path
+        let path = Scratch.folder.appendingPathComponent("combined-\(UUID().uuidString).searchindex").path
         // Built once for the suite; a failure here stops every test with this trap.
         let index = try! SearchIndex(path: path, mode: .readWrite(permissions: nil))
         _ = try! index.apply(IndexBatch(upserts: places.map {
@@ -145,7 +146,7 @@ struct CombinedSearchTests {
 
     @Test("rank lifts near-ties and never buries a far better text match")
     func rank() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rank-\(UUID().uuidString).searchindex").path
+        let path = Scratch.folder.appendingPathComponent("rank-\(UUID().uuidString).searchindex").path
         let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
         try index.apply(IndexBatch(upserts: [
             IndexedItem(uri: "u/street", entity: "Place", displayName: "Tokyo", text: ["a street"], rank: 10),
@@ -160,7 +161,7 @@ struct CombinedSearchTests {
 struct RankingTests {
     @Test("a short name match beats the same word in a long list of other names")
     func perColumnNormalization() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bm25f-\(UUID().uuidString).searchindex").path
+        let path = Scratch.folder.appendingPathComponent("bm25f-\(UUID().uuidString).searchindex").path
         let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
         let aliases = (0..<200).map { "alias\($0)" } + ["Zurich", "Zuerich", "Zurigo"]
         try index.apply(IndexBatch(upserts: [

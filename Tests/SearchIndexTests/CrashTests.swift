@@ -2,6 +2,7 @@ import Foundation
 @testable import SearchIndex
 import Testing
 import SeededRandom
+import TestScratch
 
 @Suite("Crash atomicity, for real")
 struct CrashTests {
@@ -23,7 +24,7 @@ struct CrashTests {
 
     @Test("SIGKILL in the middle of large batches, 50 times: the index always opens at exactly the last checkpoint")
     func killMidBatch() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString).searchindex").path
+        let path = Scratch.folder.appendingPathComponent("crash-\(UUID().uuidString).searchindex").path
         var generator = SeededGenerator(state: 1234)
         var token: Int64 = 0
         var progressed = 0
@@ -60,7 +61,7 @@ struct CrashTests {
 struct ConcurrencyTests {
     @Test("searches and status in other connections always see whole batches while a writer commits")
     func readersBesideWriter() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("concurrent-\(UUID().uuidString).searchindex").path
+        let path = Scratch.folder.appendingPathComponent("concurrent-\(UUID().uuidString).searchindex").path
         let writer = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
         let batches = 200, size = 300
         // Blocking database work runs on its own threads, as separate reader processes would.

@@ -1,10 +1,11 @@
 import Foundation
 
 @testable import SearchIndex
+import TestScratch
 
 enum IndexFixtures {
     static func temporaryDirectory() -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("searchindex-tests-\(UUID().uuidString)")
+        let url = Scratch.folder.appendingPathComponent("searchindex-tests-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

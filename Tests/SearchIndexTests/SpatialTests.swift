@@ -2,6 +2,7 @@ import Foundation
 @testable import SearchIndex
 import Testing
 import SeededRandom
+import TestScratch
 
 @Suite("Places: exact answers against brute force")
 struct SpatialTests {
@@ -35,7 +36,7 @@ struct SpatialTests {
             }
             points.append(Point(uri: String(format: "x-coredata://S/Place/p%05d", key), latitude: latitude, longitude: longitude))
         }
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("spatial-\(UUID().uuidString).searchindex").path
+        let path = Scratch.folder.appendingPathComponent("spatial-\(UUID().uuidString).searchindex").path
         // A fixture built once; a failure here fails every test with a clear trap message.
         let index = try! SearchIndex(path: path, mode: .readWrite(permissions: nil))
         let items = points.map { IndexedItem(uri: $0.uri, entity: "Place", displayName: "place", latitude: $0.latitude, longitude: $0.longitude) }
@@ -114,7 +115,7 @@ struct SpatialTests {
 
     @Test("ties in distance break by URI across page boundaries")
     func ties() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ties-\(UUID().uuidString).searchindex").path
+        let path = Scratch.folder.appendingPathComponent("ties-\(UUID().uuidString).searchindex").path
         let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
         var generator = SeededGenerator(state: 11)
         let uris = (0..<40).map { String(format: "x-coredata://T/Place/p%03d", $0) }

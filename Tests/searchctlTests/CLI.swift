@@ -1,4 +1,5 @@
 import Foundation
+import TestScratch
 
 /// Runs the built `searchctl` binary the way a person or a script would.
 enum CLI {
@@ -49,7 +50,7 @@ enum CLI {
     }
 
     static func copyStore(_ name: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("searchctl-tests-\(UUID().uuidString)")
+        let directory = Scratch.folder.appendingPathComponent("searchctl-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let target = directory.appendingPathComponent("\(name).sqlite")
         try FileManager.default.copyItem(at: stores.appendingPathComponent("\(name).sqlite"), to: target)

@@ -3,13 +3,14 @@ import CoreDataStoreWriter
 import Foundation
 import GRDB
 import Testing
+import TestScratch
 
 /// What people type works, and what scripts read is complete or an error.
 @Suite("searchctl: what people type, what scripts get")
 struct CommandLineTruthTests {
     /// A store with places on both sides of the equator and of Greenwich, indexed.
     static func southernStore() throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("south-\(UUID().uuidString)")
+        let directory = Scratch.folder.appendingPathComponent("south-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = directory.appendingPathComponent("Places.sqlite").path
         let writer = try StoreWriter.create(at: store, model: try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel))
@@ -195,7 +196,7 @@ struct CommandLineTruthTests {
         // The printed configuration is the stored one.
         #expect(try CLI.run(["index", "--store", store, "--print-config"]).stdout.contains("country.code"))
 
-        let other = FileManager.default.temporaryDirectory.appendingPathComponent("other-\(UUID().uuidString).json").path
+        let other = Scratch.folder.appendingPathComponent("other-\(UUID().uuidString).json").path
         try Data(#"{"entities": {"Place": {"keywords": []}}}"#.utf8).write(to: URL(fileURLWithPath: other))
         let changed = try CLI.run(["index", "--store", store, "--config", other])
         #expect(changed.status == 0 && changed.stderr.contains("the configuration changed"), "\(changed.stderr)")
@@ -205,7 +206,7 @@ struct CommandLineTruthTests {
     func sameUUID() throws {
         let store = try Self.southernStore()
         let index = URL(fileURLWithPath: store).deletingPathExtension().appendingPathExtension("searchindex").path
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("copy-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("copy-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let copy = folder.appendingPathComponent("Copy.sqlite").path
         try FileManager.default.copyItem(atPath: store, toPath: copy)

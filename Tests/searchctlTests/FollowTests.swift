@@ -2,12 +2,13 @@ import CoreDataStore
 import CoreDataStoreWriter
 import Foundation
 import Testing
+import TestScratch
 
 @Suite("searchctl index --follow")
 struct FollowTests {
     @Test("saves become findable while following; SIGTERM exits 0")
     func follow() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("follow-\(UUID().uuidString)")
+        let directory = Scratch.folder.appendingPathComponent("follow-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = directory.appendingPathComponent("Places.sqlite").path
         let writer = try StoreWriter.create(at: store, model: try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel))
@@ -48,7 +49,7 @@ struct FollowTests {
 
     @Test("one process follows two stores into one index: --store twice, a summary line per catch-up naming the store")
     func twoStores() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("follow-two-\(UUID().uuidString)")
+        let directory = Scratch.folder.appendingPathComponent("follow-two-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let model = try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel)
         var stores: [(path: String, writer: StoreWriter, ids: [ManagedObjectID])] = []
@@ -69,7 +70,7 @@ struct FollowTests {
         #expect(twice.status == 64 && twice.stderr.contains("are one store file; give it to --store once"), "\(twice.stderr)")
 
         let output = directory.appendingPathComponent("lines.txt")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let process = Process()
         process.executableURL = CLI.executable
         process.arguments = ["index", "--store", stores[0].path, "--store", stores[1].path, "--index", index, "--follow"]
@@ -104,7 +105,7 @@ struct FollowTests {
 
     @Test("a store replaced under the follower is opened again, re-indexed and followed on")
     func replacedWhileFollowing() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("follow-replace-\(UUID().uuidString)")
+        let directory = Scratch.folder.appendingPathComponent("follow-replace-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = directory.appendingPathComponent("Places.sqlite").path
         let model = try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel)
@@ -120,7 +121,7 @@ struct FollowTests {
         process.executableURL = CLI.executable
         process.arguments = ["index", "--store", store, "--follow"]
         let errors = directory.appendingPathComponent("stderr.txt")
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()

@@ -2,6 +2,7 @@ import CoreDataStore
 import CoreDataStoreWriter
 import Foundation
 import Testing
+import TestScratch
 
 /// `searchctl index` end to end on the Apple-written stores: rebuilds announced and correct, progress.
 @Suite("searchctl index: rebuilds and progress", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)))
@@ -93,7 +94,7 @@ struct IndexCommandTests {
 
     @Test("SIGINT in the middle of a first export: a whole batch, exit 0, and the next run finishes it")
     func interrupted() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("interrupt-\(UUID().uuidString)")
+        let directory = Scratch.folder.appendingPathComponent("interrupt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = directory.appendingPathComponent("Places.sqlite").path
         let writer = try StoreWriter.create(at: store, model: try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel))

@@ -2,6 +2,7 @@ import CoreDataStore
 import CoreDataStoreWriter
 import Foundation
 import Testing
+import TestScratch
 
 /// Kills `searchctl index` with SIGKILL at random moments while an app keeps saving, then checks that the
 /// index equals the store: nothing missing, duplicated or stale.
@@ -22,7 +23,7 @@ struct IndexCrashTests {
 
     @Test("50 kills beside a writer: the final index equals the store")
     func killIndexer() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("index-crash-\(UUID().uuidString)")
+        let directory = Scratch.folder.appendingPathComponent("index-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = directory.appendingPathComponent("Places.sqlite").path
         let writer = try StoreWriter.create(at: store, model: try ManagedObjectModel(contentsOf: Self.corpusModel))
@@ -74,7 +75,7 @@ struct IndexCrashTests {
             process.executableURL = CLI.executable
             process.arguments = ["index", "--store", store, "--batch-size", "40", "--quiet"]
             let errors = directory.appendingPathComponent("stderr.txt")
-            FileManager.default.createFile(atPath: errors.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
             process.standardOutput = FileHandle.nullDevice
             process.standardError = try FileHandle(forWritingTo: errors)
             try process.run()

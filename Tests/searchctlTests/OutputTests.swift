@@ -2,6 +2,7 @@ import CoreDataStore
 import CoreDataStoreWriter
 import Foundation
 import Testing
+import TestScratch
 
 /// Every command's output shape, for scripts (uris, json, jsonl) and for people (table, text), on a small
 /// store of real places written by the project's writer with the Corpus model.
@@ -18,7 +19,7 @@ struct OutputTests {
 
     /// A store and its index, built once per test (tests run in parallel, each on its own files).
     static func indexedStore() throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("output-\(UUID().uuidString)")
+        let directory = Scratch.folder.appendingPathComponent("output-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = directory.appendingPathComponent("Places.sqlite").path
         let writer = try StoreWriter.create(at: store, model: try ManagedObjectModel(contentsOf: IndexCrashTests.corpusModel))

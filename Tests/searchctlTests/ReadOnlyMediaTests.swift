@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestScratch
 
 /// Stores on read-only media (a read-only mount, a backup, someone else's folder) are read where they
 /// lie, and nothing beside them changes.
@@ -13,7 +14,7 @@ struct ReadOnlyMediaTests {
 
     /// A folder the running user (or `nobody`) can read but not write, holding copies of `files`.
     func readOnlyFolder(_ files: [(URL, String)]) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-ro-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("searchlight-ro-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for (source, name) in files {
             try FileManager.default.copyItem(at: source, to: folder.appendingPathComponent(name))
@@ -25,7 +26,7 @@ struct ReadOnlyMediaTests {
 
     /// A folder the reader may write its index into.
     func writableFolder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-out-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("searchlight-out-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
         return folder
     }
@@ -104,7 +105,7 @@ struct ReadOnlyMediaTests {
 struct PhotosLibraryTests {
     @Test("index, dump, then resolve every item through stdin: exit 0, one object per URI, albums list their assets in order")
     func resolveEverything() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("photos-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("photos-\(UUID().uuidString)")
         try FileManager.default.copyItem(at: ReadOnlyMediaTests.photos, to: folder)
         let store = folder.appendingPathComponent("Photos.sqlite").path
         #expect(try CLI.run(["index", "--store", store, "--quiet"]).status == 0)

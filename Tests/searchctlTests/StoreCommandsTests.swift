@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestScratch
 
 @Suite("searchctl model, history and resolve", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)))
 struct StoreCommandsTests {
@@ -145,7 +146,7 @@ struct StoreCommandsTests {
 
     @Test("bad input: documented exit codes and one-line messages that say what to do")
     func errors() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("searchctl-bad-\(UUID().uuidString)")
+        let directory = Scratch.folder.appendingPathComponent("searchctl-bad-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let random = directory.appendingPathComponent("random.sqlite")
         try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 37) }).write(to: random)

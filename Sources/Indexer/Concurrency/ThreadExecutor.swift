@@ -46,6 +46,18 @@ final class ThreadExecutor: TaskExecutor {
         available.signal()
     }
 
+    /// Starts `operation` as a detached task on a new executor, whose thread ends once the task is done.
+    ///
+    /// The task begins on its executor's thread: unlike a detached task that then moves there, it needs no
+    /// free thread of the cooperative pool to start (one blocked by a synchronous wait would hold it back).
+    static func detachedTask<T: Sendable>(named name: String, _ operation: @escaping @Sendable () async -> T) -> Task<T, Never> {
+        let executor = ThreadExecutor(name: name)
+        return Task.detached(executorPreference: executor) {
+            defer { executor.end() }
+            return await operation()
+        }
+    }
+
     /// Runs `body` with a new executor and its thread, which ends once `body` has returned and the
     /// thread has run what was enqueued before.
     ///

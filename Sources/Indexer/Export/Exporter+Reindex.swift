@@ -10,6 +10,7 @@ extension Exporter {
     ///
     /// `events` and cancellation serve that catch-up as they serve ``catchUp(rebuild:events:)``; like it, the
     /// work runs on a thread of its own.
+    @concurrent
     public func reindex(_ ids: [ManagedObjectID], events: (IndexingEvent) -> Void = { _ in }) async throws(ExportError) -> Summary {
         let start = DispatchTime.now().uptimeNanoseconds
         let written = try await ThreadExecutor.withExecutor(named: "searchlight reindex") { executor throws(ExportError) in

@@ -129,6 +129,7 @@ public final class Exporter {
     ///
     /// The work blocks on SQLite: it runs on threads of its own (one commits, one reads and builds the next
     /// pages), never on Swift's cooperative pool, and both have ended when this returns.
+    @concurrent
     public func catchUp(rebuild: Bool = false, events: (IndexingEvent) -> Void = { _ in }) async throws(ExportError) -> Summary {
         let start = DispatchTime.now().uptimeNanoseconds
         var summary = Summary(store: indexedStore)

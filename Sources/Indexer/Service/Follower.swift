@@ -68,7 +68,7 @@ final class Follower {
     func catchUpAll(_ control: RunControl) async throws(ExportError) -> [Exporter.Summary] {
         var summaries: [Exporter.Summary] = []
         for position in entries.indices {
-            guard !control.isStopRequested else { break }
+            guard !control.isStopRequested, !Task.isCancelled else { break }
             summaries.append(try await catchUp(position))
         }
         return summaries

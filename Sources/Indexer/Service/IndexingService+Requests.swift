@@ -101,22 +101,21 @@ extension IndexingService {
     @discardableResult
     static func runTask<T: Sendable>(named name: String, control: RunControl?,
                                      _ body: @escaping @Sendable () async throws(ExportError) -> T) -> Task<Result<T, ExportError>, Never> {
-        let task = Task.detached {
-            await ThreadExecutor.withExecutor(named: name) { executor in
-                await withTaskExecutorPreference(executor) { () async -> Result<T, ExportError> in
-                    do throws(ExportError) { return .success(try await body()) } catch { return .failure(error) }
-                }
-            }
+        let task = ThreadExecutor.detachedTask(named: name) { () async -> Result<T, ExportError> in
+            do throws(ExportError) { return .success(try await body()) } catch { return .failure(error) }
         }
         control?.attach(cancelling: task.cancel)
         return task
     }
 
     /// Runs `body` as a run's task (``runTask(named:control:_:)``) and returns what it returns; cancelling the
-    /// caller's task cancels it.
+    /// caller's task stops it as ``requestStop()`` would.
     static func run<T: Sendable>(named name: String, control: RunControl?,
                                  _ body: @escaping @Sendable () async throws(ExportError) -> T) async throws(ExportError) -> T {
         let task = runTask(named: name, control: control, body)
-        return try await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }.get()
+        return try await withTaskCancellationHandler { await task.value } onCancel: {
+            control?.requestStop()
+            task.cancel()
+        }.get()
     }
 }
