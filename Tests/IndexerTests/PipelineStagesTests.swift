@@ -151,6 +151,28 @@ struct PipelineStagesTests {
         #expect(!resumed.stopped && resumed.rebuildReason == nil)
         #expect(stopped.inserted + resumed.inserted == 3_000)
         #expect(try await SearchIndex(path: indexPath, mode: .readOnly).dump().count == 3_000)
+
+        // Cancelled before it begins: with nothing new in history it is caught up, not stopped; with a save
+        // to replay it stops before the batch, which the next catch-up writes.
+        @Sendable func cancelledCatchUp() async throws -> Exporter.Summary {
+            try await Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                let exporter = try exporter()
+                defer { exporter.close() }
+                return try await exporter.catchUp()
+            }.value
+        }
+        let idle = try await cancelledCatchUp()
+        #expect(!idle.stopped && idle.inserted + idle.updated + idle.deleted == 0, "\(idle)")
+        var insert = SaveRequest()
+        insert.insert("Place", attributes: ["name": .string("latecomer")])
+        let token = try #require(try writer.save(insert).transactionNumber)
+        let behind = try await cancelledCatchUp()
+        #expect(behind.stopped && behind.inserted == 0 && behind.token == token - 1, "\(behind)")
+        let after = try exporter()
+        let caughtUp = try await after.catchUp()
+        after.close()
+        #expect(!caughtUp.stopped && caughtUp.inserted == 1 && caughtUp.token == token)
     }
 
     /// Waits, without blocking the pool, until `semaphore` is signalled; false if it was not after a minute

@@ -38,7 +38,9 @@ extension Exporter {
         var producerError: (any Error)?
         while !finished {
             if Task.isCancelled {
-                summary.stopped = true
+                // Stopped only if something was left: a catch-up that had reached the store's newest
+                // transaction is caught up, cancelled or not.
+                summary.stopped = try store.historyBounds().newest > reached.token
                 return nil
             }
             var changes = 0
