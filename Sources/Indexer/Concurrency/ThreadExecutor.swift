@@ -15,7 +15,8 @@ final class ThreadExecutor: TaskExecutor {
 
     private init(name: String) {
         // The thread keeps its executor until it ends: a job may still run on it after the task that
-        // created the executor let go of it. `withExecutor` always ends the thread, so nothing leaks.
+        // created the executor let go of it. `withExecutor` and `detachedTask` always end the thread, so
+        // nothing leaks.
         let thread = Thread { [self] in
             Thread.current.threadDictionary[Self.nameKey] = name
             while true {
