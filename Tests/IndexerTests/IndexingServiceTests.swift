@@ -20,6 +20,15 @@ struct IndexingServiceTests {
         return (path, writer, try writer.save(save).insertedObjectIDs)
     }
 
+    /// A new folder with two stores, `A.sqlite` ("alpha…") and `B.sqlite` ("beta…"), and the path of the index
+    /// they share.
+    static func twoStores(_ label: String) throws -> (a: (path: String, writer: StoreWriter, ids: [ManagedObjectID]),
+                                                      b: (path: String, writer: StoreWriter, ids: [ManagedObjectID]), indexPath: String) {
+        let folder = try TestFolder.make(label)
+        return (try store("A.sqlite", in: folder, prefix: "alpha"), try store("B.sqlite", in: folder, prefix: "beta"),
+                folder.appendingPathComponent("Both.searchindex").path)
+    }
+
     static func newestToken(_ path: String) throws -> Int64 { try PersistentStore(path: path).historyBounds().newest }
 
     /// Display names of the items in `index`, by store UUID.
@@ -27,10 +36,7 @@ struct IndexingServiceTests {
 
     @Test("two stores into one index: one indexDidUpdate per catch-up with the store's token; stopped, edited, restarted where it stopped")
     func twoStores() async throws {
-        let folder = try TestFolder.make("service-two")
-        let a = try Self.store("A.sqlite", in: folder, prefix: "alpha")
-        let b = try Self.store("B.sqlite", in: folder, prefix: "beta")
-        let indexPath = folder.appendingPathComponent("Both.searchindex").path
+        let (a, b, indexPath) = try Self.twoStores("service-two")
         let recorder = ServiceRecorder(indexPath: indexPath, stores: [a.path, b.path])
         try recorder.service.start()
         #expect(recorder.service.isRunning)
@@ -285,10 +291,7 @@ struct IndexingServiceTests {
 
     @Test("deleteIndex stops the service and removes its stores' items; the file goes with the last store; start exports anew")
     func deleteIndex() async throws {
-        let folder = try TestFolder.make("service-delete")
-        let a = try Self.store("A.sqlite", in: folder, prefix: "alpha")
-        let b = try Self.store("B.sqlite", in: folder, prefix: "beta")
-        let indexPath = folder.appendingPathComponent("Both.searchindex").path
+        let (a, b, indexPath) = try Self.twoStores("service-delete")
         let both = ServiceRecorder(indexPath: indexPath, stores: [a.path, b.path])
         try both.service.start()
         #expect(await both.waitUntilCaughtUp(stores: 2))
