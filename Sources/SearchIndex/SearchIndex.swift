@@ -43,6 +43,9 @@ public final class SearchIndex: Sendable {
             // and memory-mapped reads spare a system call per page on large indexes.
             try db.execute(sql: "PRAGMA cache_size = -65536")
             try db.execute(sql: "PRAGMA mmap_size = 1073741824")
+            // GRDB gives a pool's reader connections a busy timeout of their own: set here, after it, the
+            // caller's holds for reads too (a read-only index reads only through them).
+            try db.execute(sql: "PRAGMA busy_timeout = \(Int(busyTimeout * 1000))")
         }
         do {
             switch mode {
@@ -173,7 +176,7 @@ public final class SearchIndex: Sendable {
         do {
             if writer == nil, let pool = database as? DatabasePool {
                 // A read-only connection of the pool: one deferred transaction (one snapshot) with cached
-                // BEGIN and COMMIT costs a fraction of GRDB's general-purpose read (searchbench index: 51 → µs).
+                // BEGIN and COMMIT costs a fraction of GRDB's general-purpose read.
                 return try pool.unsafeRead { db in
                     try db.cachedStatement(sql: "BEGIN DEFERRED").execute()
                     do {

@@ -21,17 +21,30 @@ struct AsyncSearchTests {
         try writer.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
     }
 
+    static func synchronousAnswers(_ index: SearchIndex, _ request: SearchRequest) throws
+        -> (search: SearchResults, count: Int, dump: [IndexedItem], explain: SearchExplanation) {
+        (try index.search(request), try index.count(request), try index.dump(), try index.explain(request))
+    }
+
+    @Test("a read-only index's reads wait for a lock as long as it was opened to: GRDB's readers have a timeout of their own")
+    func readerBusyTimeout() throws {
+        let index = try SearchIndex(path: path, mode: .readOnly, busyTimeout: 0.25)
+        #expect(try index.read { db in try Int.fetchOne(db, sql: "PRAGMA busy_timeout") } == 250)
+    }
+
     @Test("async search, count, dump and explain answer as their synchronous pairs do")
     func pairs() async throws {
         let index = try SearchIndex(path: path, mode: .readOnly)
         var request = SearchRequest(query: "harbour town")
         request.limit = 7
-        let sync = try await index.search(request)
+        // In an async function a call picks the async overload: the synchronous answers come from a
+        // synchronous function.
+        let sync = try Self.synchronousAnswers(index, request)
         let async = try await index.search(request)
-        #expect(async.hits.map(\.uri) == sync.hits.map(\.uri) && async.hits.count == 7)
-        #expect(try await index.count(request) == (try index.count(request)))
-        #expect(try await index.dump().map(\.uri) == (try index.dump()).map(\.uri))
-        #expect(try await index.explain(request).parsedQuery?.description == (try index.explain(request)).parsedQuery?.description)
+        #expect(async.hits.map(\.uri) == sync.search.hits.map(\.uri) && async.hits.count == 7)
+        #expect(try await index.count(request) == sync.count)
+        #expect(try await index.dump().map(\.uri) == sync.dump.map(\.uri))
+        #expect(try await index.explain(request).parsedQuery?.description == sync.explain.parsedQuery?.description)
         await #expect(throws: SearchIndexError.invalidRequest(.radiusWithoutCenter)) {
             var bad = SearchRequest(query: "town")
             bad.radius = 10
