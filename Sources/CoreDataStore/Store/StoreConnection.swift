@@ -11,8 +11,8 @@ import GRDB
 /// reads leaves no companions, but its checkpoint wrote the file) and then opens the store afresh:
 /// shared while the app has it open, immutable again once it is at rest.
 final class StoreConnection: @unchecked Sendable {
-    // @unchecked: `queue` and `access` change only under `lock`, and GRDB's DatabaseQueue is itself
-    // Sendable; every other stored property is a constant.
+    // @unchecked: `queue`, `access`, `stamp` and `generation` change only under `lock`, and GRDB's
+    // DatabaseQueue is itself Sendable; every other stored property is a constant.
     private let lock = NSLock()
     private var queue: DatabaseQueue
     private var access: PersistentStore.Access
@@ -20,16 +20,26 @@ final class StoreConnection: @unchecked Sendable {
     /// How many times the store was opened afresh: part of ``dataVersion()``.
     private var generation: Int64 = 0
     let path: String
+    /// The file SQLite opened behind `path` (it follows a link), whose companions tell that an app opened it:
+    /// resolved once, not at every read.
+    private let realPath: String
 
     init(queue: DatabaseQueue, access: PersistentStore.Access, path: String) {
         self.queue = queue
         self.access = access
         self.path = path
+        realPath = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         stamp = FileStamp(path: path)
     }
 
     /// The connection to read with, reopened shared first if an app opened the store since.
     func database() throws(CoreDataStoreError) -> DatabaseQueue {
+        try current().queue
+    }
+
+    /// The connection to read with and how many times the store was opened afresh, read together: a
+    /// reopening between the two would pair one connection's `data_version` with another's count.
+    private func current() throws(CoreDataStoreError) -> (queue: DatabaseQueue, generation: Int64) {
         lock.lock()
         defer { lock.unlock() }
         if access == .atRest && (companionsExist() || FileStamp(path: path) != stamp) {
@@ -37,7 +47,7 @@ final class StoreConnection: @unchecked Sendable {
             (queue, _, access) = try PersistentStore.open(path: path)
             generation += 1
         }
-        return queue
+        return (queue, generation)
     }
 
     /// `PRAGMA data_version`, made comparable across reopenings: a new connection starts counting afresh
@@ -45,8 +55,7 @@ final class StoreConnection: @unchecked Sendable {
     /// store was opened again — itself a sign that an app saved. Without it, a follower that saw version 1
     /// on the at-rest connection and then 1 on the shared one missed the save that made it reopen.
     func dataVersion() throws(CoreDataStoreError) -> Int64 {
-        let database = try self.database()
-        let generation = lock.withLock { self.generation }
+        let (database, generation) = try current()
         do {
             let version = try database.inDatabase { db in try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
             return generation << 32 | (version & 0xFFFF_FFFF)
@@ -73,7 +82,6 @@ final class StoreConnection: @unchecked Sendable {
 
     /// Whether an app opened the store: its companions exist beside the real file (SQLite follows a link).
     private func companionsExist() -> Bool {
-        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-        return RegularFile.kind(of: real + "-wal") != .missing || RegularFile.kind(of: real + "-shm") != .missing
+        RegularFile.kind(of: realPath + "-wal") != .missing || RegularFile.kind(of: realPath + "-shm") != .missing
     }
 }
