@@ -355,6 +355,13 @@ struct ExporterTests {
         let configuration = try ResolvedConfiguration(nil, model: store.model)
         let first = try Exporter(store: store, index: index, configuration: configuration)
         #expect(throws: ExportError.self) { try Exporter(store: store, index: index, configuration: configuration) }
+        // The holder is this process: the message says so instead of blaming "another process".
+        do {
+            _ = try Exporter(store: store, index: index, configuration: configuration)
+            Issue.record("a second exporter was allowed")
+        } catch {
+            #expect(error.description.contains("this process already writes this index"), "\(error)")
+        }
         _ = first
     }
 }

@@ -94,7 +94,7 @@ struct ReadOnlyMediaTests {
     @Test("a store with an empty -wal and no -shm is read as an immutable file")
     func emptyWal() throws {
         let empty = try writableFolder().appendingPathComponent("empty-wal")
-        FileManager.default.createFile(atPath: empty.path, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty.path, contents: Data())
         let folder = try readOnlyFolder([(CLI.stores.appendingPathComponent("SampleModel2_V1.sqlite"), "Books.sqlite"), (empty, "Books.sqlite-wal")])
         try check(folder, store: "Books.sqlite", note: "immutable")
     }

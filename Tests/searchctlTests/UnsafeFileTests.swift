@@ -42,7 +42,7 @@ struct UnsafeFileTests {
     func foreignLock() throws {
         let store = try CLI.copyStore("SampleModel3_V1")
         let index = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("Books.searchindex").path
-        FileManager.default.createFile(atPath: index + ".lock", contents: Data("theirs\n".utf8))
+        _ = FileManager.default.createFile(atPath: index + ".lock", contents: Data("theirs\n".utf8))
         #expect(chown(index + ".lock", 65534, 65534) == 0)
         let result = try CLI.run(["index", "--store", store, "--index", index])
         #expect(result.status == 65, "\(result.stderr)")
@@ -120,7 +120,7 @@ struct UnsafeFileTests {
     func foreignEmptyIndex() throws {
         let store = try CLI.copyStore("SampleModel3_V1")
         let index = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("Books.searchindex").path
-        FileManager.default.createFile(atPath: index, contents: Data(), attributes: [.posixPermissions: 0o666])
+        _ = FileManager.default.createFile(atPath: index, contents: Data(), attributes: [.posixPermissions: 0o666])
         #expect(chown(index, 65534, 65534) == 0)
         let result = try CLI.run(["index", "--store", store, "--index", index])
         #expect(result.status == 65 && result.stderr.contains("another user"), "\(result.stderr)")
@@ -147,6 +147,7 @@ struct UnsafeFileTests {
         let moved = try files(folder)
         result = try CLI.run(["index", "--store", named])
         #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("choose another path for the index (--index)") && !result.stderr.contains("remove it"), "\(result.stderr)")
         #expect(try files(folder) == moved)
     }
 
@@ -190,7 +191,7 @@ struct UnsafeFileTests {
         let folder = URL(fileURLWithPath: store).deletingLastPathComponent()
         // A pid far above any the kernel hands out here.
         let leftover = folder.appendingPathComponent(".Books.searchindex.creating-999999999").path
-        FileManager.default.createFile(atPath: leftover, contents: Data("half".utf8))
+        _ = FileManager.default.createFile(atPath: leftover, contents: Data("half".utf8))
         #expect(try CLI.run(["index", "--store", store, "--index", folder.appendingPathComponent("Books.searchindex").path]).status == 0)
         #expect(!FileManager.default.fileExists(atPath: leftover))
     }

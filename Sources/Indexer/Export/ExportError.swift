@@ -1,4 +1,5 @@
 import CoreDataStore
+import Foundation
 import SearchIndex
 
 /// Why an export stopped: the facts, and a description in plain words.
@@ -11,6 +12,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
     /// A file Searchlight would write is not one it may safely write (a symbolic link, another user's
     /// file, a hard link to something else): writing it could clobber a file elsewhere.
     case unsafeFile(path: String, reason: String)
+    /// The index path names the store itself (or another name of its file): writing it would write the app's store.
+    case indexIsStore(index: String, store: String)
     /// A store whose UUID the index already follows at another path that still exists: a copy of it.
     case duplicateStore(uuid: String, indexedPath: String, path: String)
     /// The service already runs: a catch-up is under way (or it follows its stores, for a catch-up).
@@ -33,9 +36,14 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
         case .configuration(let message): message
         case .lock(let path, let holder, let reason):
             if let reason { "cannot take the writer lock \(path): \(reason)" }
-            else { "another process (pid \(holder.map(String.init) ?? "unknown")) is writing this index; wait for it or stop it" }
+            else if holder == getpid() {
+                // flock refuses a second descriptor of this process too: an IndexingService or Exporter already open.
+                "this process already writes this index (an IndexingService or Exporter is open on it); stop or close it first"
+            } else { "another process (pid \(holder.map(String.init) ?? "unknown")) is writing this index; wait for it or stop it" }
         case .unsafeFile(let path, let reason):
             "refusing to write \(path): \(reason); remove it (it is not Searchlight's) and try again"
+        case .indexIsStore(let index, let store):
+            "\(index) is the store \(store) itself; choose another path for the index"
         case .duplicateStore(let uuid, let indexedPath, let path):
             "\(path) has the UUID \(uuid) of \(indexedPath), which this index already follows: it is a copy of that store; "
                 + "index the copy into an index of its own, or move the original away first"

@@ -105,7 +105,7 @@ extension Exporter {
     /// it, would write into the app's folder for nothing, and writing it would write the app's file.
     static func checkIndexIsNotStore(indexPath: String, storePath: String) throws(ExportError) {
         if let storeFile = identity(storePath), let indexFile = identity(indexPath), storeFile == indexFile {
-            throw .unsafeFile(path: indexPath, reason: "it is the store itself (\(storePath))")
+            throw .indexIsStore(index: indexPath, store: storePath)
         }
     }
 

@@ -110,7 +110,7 @@ func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
         case .store(let inner): inner.exitStatus
         case .index(let inner): inner.exitStatus
         case .lock, .alreadyRunning: .temporaryFailure
-        case .unsafeFile, .configuration, .historyNotTracked, .duplicateStore, .unknownStore: .dataError
+        case .unsafeFile, .indexIsStore, .configuration, .historyNotTracked, .duplicateStore, .unknownStore: .dataError
         case .storeGivenTwice: .usage
         case .stopped: .temporaryFailure
         case .internalFailure: .software

@@ -98,6 +98,8 @@ extension ExportError {
             "another searchctl index (pid \(holder.map(String.init) ?? "unknown")) is writing this index; wait for it or stop it"
         case .unsafeFile(let path, let reason):
             "refusing to write \(path): \(reason); remove it (it is not Searchlight's) and run again"
+        case .indexIsStore:
+            description + " (--index)"
         case .duplicateStore(let uuid, let indexedPath, let path):
             "\(path) has the UUID \(uuid) of \(indexedPath), which this index already follows: it is a copy of that store; "
                 + "index the copy into an index of its own (--index), or move the original away first"
