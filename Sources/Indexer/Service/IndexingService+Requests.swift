@@ -10,22 +10,14 @@ extension IndexingService {
     ///
     /// - Parameter rebuild: Write every store's items again from scratch.
     public func catchUp(rebuild: Bool = false) async throws(ExportError) -> [Exporter.Summary] {
-        let control = try await begin(follows: false)
         let (indexPath, stores, options, send) = (indexPath, stores, options, broadcaster.send)
-        do {
-            let summaries = try await Self.run(named: "searchlight catch-up", control: control) { () throws(ExportError) in
-                let follower = try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false,
-                                                 rebuild: rebuild, send: send)
-                let summaries = try await follower.catchUpAll(control)
-                // Reindex requests made meanwhile are served by this run, with the follower still open.
-                await follower.serve(control.close())
-                return summaries
-            }
-            end(control, error: nil, announce: true)
+        return try await runOnce(named: "searchlight catch-up", announce: true) { control throws(ExportError) in
+            let follower = try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false,
+                                             rebuild: rebuild, send: send)
+            let summaries = try await follower.catchUpAll(control)
+            // Reindex requests made meanwhile are served by this run, with the follower still open.
+            await follower.serve(control.close())
             return summaries
-        } catch {
-            end(control, error: error, announce: true)
-            throw error
         }
     }
 
@@ -53,18 +45,10 @@ extension IndexingService {
             }
         }
         // No run follows: this one opens the index for the reindex alone, as a run of its own.
-        let control = try await begin(follows: false)
         let (indexPath, stores, options, send, wanted) = (indexPath, stores, options, broadcaster.send, ids)
-        do {
-            let summaries = try await Self.run(named: "searchlight reindex", control: control) { () throws(ExportError) in
-                try await Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false, send: send)
-                    .reindex(wanted)
-            }
-            end(control, error: nil, announce: false)
-            return summaries
-        } catch {
-            end(control, error: error, announce: false)
-            throw error
+        return try await runOnce(named: "searchlight reindex", announce: false) { _ throws(ExportError) in
+            try await Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false, send: send)
+                .reindex(wanted)
         }
     }
 
@@ -73,7 +57,8 @@ extension IndexingService {
     public func deleteIndex() async throws(ExportError) {
         await stop()
         let (indexPath, stores) = (indexPath, stores)
-        try await Self.run(named: "searchlight delete index", control: nil) { () throws(ExportError) in
+        // A run of its own: a start() or catch-up asked meanwhile waits for it, or it for them.
+        try await runOnce(named: "searchlight delete index", announce: false) { _ throws(ExportError) in
             guard FileManager.default.fileExists(atPath: indexPath) else { return }
             let lock = try WriterLock(indexPath: indexPath)
             defer { lock.release() }
@@ -88,6 +73,22 @@ extension IndexingService {
                 throw ExportError(error)
             }
             for file in [indexPath, indexPath + "-wal", indexPath + "-shm"] { unlink(file) }
+        }
+    }
+
+    /// Runs `body` as a run of its own that does not follow: it begins once any run before it has ended, and
+    /// ends whatever `body` returns or throws (subscribers hear ``IndexingEvent/stopped(error:)`` when
+    /// `announce` is set).
+    func runOnce<T: Sendable>(named name: String, announce: Bool,
+                              _ body: @escaping @Sendable (RunControl) async throws(ExportError) -> T) async throws(ExportError) -> T {
+        let control = try await begin(follows: false)
+        do {
+            let value = try await Self.run(named: name, control: control) { () throws(ExportError) in try await body(control) }
+            end(control, error: nil, announce: announce)
+            return value
+        } catch {
+            end(control, error: error, announce: announce)
+            throw error
         }
     }
 
