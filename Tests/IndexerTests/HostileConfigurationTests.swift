@@ -90,6 +90,38 @@ struct ConfigurationTypeTests {
         try ResolvedConfiguration(try IndexConfiguration(json: Data(json.utf8)), model: try ExpressionTests.model())
     }
 
+    @Test("an ItemProducer's item is held to what any item may hold: its non-finite values and no-place are left out and counted, its text capped")
+    func hostileProducer() async throws {
+        let (folder, path, writer) = try TestFolder.atlasStore("hostile-producer")
+        var save = SaveRequest()
+        save.insert("Place", attributes: ["name": .string("Everywhere"), "population": .integer(5)])
+        _ = try writer.save(save)
+        let producer = ClosureItemProducer { _, proposed in
+            var item = proposed
+            item.text = (0..<5_000).map { "word\($0)" }
+            item.rank = .infinity
+            (item.latitude, item.longitude) = (200, 10)
+            item.attributes["population"] = [.number(.nan), .number(5)]
+            item.attributes["founded"] = [.date(Date(timeIntervalSinceReferenceDate: .infinity))]
+            return item
+        }
+        let json = #"{"entities": {"Place": {"displayName": "name", "text": ["name"], "attributes": {"population": "population"}}, "Country": false}}"#
+        let store = try PersistentStore(path: path)
+        let index = try SearchIndex(path: folder.appendingPathComponent("atlas.searchindex").path, mode: .readWrite(permissions: nil))
+        let exporter = try Exporter(store: store, index: index, configuration: try ResolvedConfiguration(try IndexConfiguration(json: Data(json.utf8)), model: store.model),
+                                    producers: ["Place": producer])
+        let summary = try await exporter.catchUp()
+        exporter.close()
+        // The rank, the place (one count for both halves), a population and the founding date.
+        #expect(summary.inserted == 1 && summary.omittedValues == 4, "\(summary)")
+        let item = try #require(try await index.dump().first)
+        #expect(item.text.count == ItemBuilder.maximumValues && item.rank == 0 && item.latitude == nil && item.longitude == nil)
+        // The finite population is still a filter value.
+        var filtered = SearchRequest()
+        filtered.filter = "population == 5"
+        #expect(try await index.count(filtered) == 1)
+    }
+
     @Test("a String as latitude, longitude or rank, a number as date, a string literal: refused with the position")
     func wrongTypes() throws {
         for json in [#"{"entities": {"Place": {"latitude": "name"}}}"#, #"{"entities": {"Place": {"longitude": "country.name"}}}"#,

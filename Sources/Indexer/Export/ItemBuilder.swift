@@ -10,29 +10,21 @@ struct ItemBuilder: Sendable {
 
     let configuration: ResolvedConfiguration
     let functions: FunctionRegistry
-    /// Code that reshapes or skips items, by entity (subentities inherit it).
+    /// Code that reshapes or skips items, by indexed entity: its own producer, else its nearest ancestor's
+    /// (resolved once, not per object).
     let producers: [String: any ItemProducer]
+    /// What the producers add to the configuration's digest: a new producer version rebuilds like a new
+    /// configuration.
+    let producerDigest: String
 
     init(configuration: ResolvedConfiguration, functions: FunctionRegistry, producers: [String: any ItemProducer] = [:]) {
         self.configuration = configuration
         self.functions = functions
-        self.producers = producers
-    }
-
-    /// The producer for an entity: its own, else its nearest ancestor's.
-    func producer(for entity: String) -> (any ItemProducer)? {
-        var current: String? = entity
-        while let name = current {
-            if let producer = producers[name] { return producer }
-            current = configuration.model.entity(named: name)?.superentityName
+        let model = configuration.model
+        self.producers = configuration.plans.keys.reduce(into: [:]) { resolved, entity in
+            resolved[entity] = ([entity] + model.ancestors(of: entity)).lazy.compactMap { producers[$0] }.first
         }
-        return nil
-    }
-
-    /// What the producers add to the configuration's digest: a new producer version rebuilds like a new
-    /// configuration.
-    var producerDigest: String {
-        producers.keys.sorted().map { "\($0)=\(producers[$0]?.version ?? "")" }.joined(separator: ",")
+        producerDigest = producers.keys.sorted().map { "\($0)=\(producers[$0]?.version ?? "")" }.joined(separator: ",")
     }
 
     /// The to-many relationships a base object of this entity must come with.
@@ -94,32 +86,20 @@ struct ItemBuilder: Sendable {
                 .evaluate(plan.displayName, on: related).texts.joined(separator: " ")
         }, now: now)
         var omitted = 0
-        /// A finite number, or nil (counted) for NaN and infinities.
-        func finite(_ number: Double?) -> Double? {
-            guard let number else { return nil }
-            guard number.isFinite else { omitted += 1; return nil }
-            return number
-        }
-        /// The configuration's item for `object`, passed through its entity's producer, if any.
+        /// The configuration's item for `object`, passed through its entity's producer, if any; either way
+        /// it holds only what any item may hold (``sanitize(_:plan:omitted:)``).
         func item(for object: ManagedObjectSnapshot, plan: ResolvedConfiguration.EntityPlan) -> IndexedItem? {
             let proposed = configuredItem(for: object, plan: plan)
-            guard let producer = producer(for: object.entityName) else { return proposed }
-            guard var produced = producer.item(for: object, proposed: proposed) else { return nil }
-            // The item stays the object's, and holds only what any item may hold.
-            produced.uri = proposed.uri
-            produced.entity = proposed.entity
-            produced.rank = finite(produced.rank) ?? 0
-            let inRange = produced.latitude.map { (-90...90).contains($0) } == true && produced.longitude.map { (-180...180).contains($0) } == true
-            if !inRange && (produced.latitude != nil || produced.longitude != nil) {
-                omitted += 1
-                produced.latitude = nil
-                produced.longitude = nil
+            var item = proposed
+            if let producer = producers[object.entityName] {
+                guard let produced = producer.item(for: object, proposed: proposed) else { return nil }
+                // The item stays the object's.
+                item = produced
+                item.uri = proposed.uri
+                item.entity = proposed.entity
             }
-            if let date = produced.date, !date.timeIntervalSinceReferenceDate.isFinite {
-                omitted += 1
-                produced.date = nil
-            }
-            return produced
+            Self.sanitize(&item, plan: plan, omitted: &omitted)
+            return item
         }
 
         func configuredItem(for object: ManagedObjectSnapshot, plan: ResolvedConfiguration.EntityPlan) -> IndexedItem {
@@ -128,22 +108,14 @@ struct ItemBuilder: Sendable {
             func texts(_ expression: Expression?) -> [String] {
                 expression.map { Array(evaluator.evaluate($0, on: object).texts.prefix(Self.maximumValues)) } ?? []
             }
-            var latitude = finite(plan.latitude.flatMap { evaluator.evaluate($0, on: object).number })
-            var longitude = finite(plan.longitude.flatMap { evaluator.evaluate($0, on: object).number })
-            // A place needs both halves in range and not the model's "unset" defaults (Photos −180, Frollo 0).
-            if let lat = latitude, let lon = longitude,
-               !((-90...90).contains(lat) && (-180...180).contains(lon)) || plan.unsetPlace == .init(latitude: lat, longitude: lon) {
-                latitude = nil
-                longitude = nil
-            }
-            let date = plan.date.flatMap { evaluator.evaluate($0, on: object).date }
-            let seconds = finite(date?.timeIntervalSinceReferenceDate)
             return IndexedItem(
                 uri: object.objectID.uriRepresentation, entity: object.entityName,
                 displayName: texts(plan.displayName).joined(separator: " "), title: texts(plan.title).joined(separator: " "),
                 text: plan.text.flatMap { texts($0) }, keywords: plan.keywords.flatMap { texts($0) },
-                latitude: latitude, longitude: longitude, date: seconds.map(Date.init(timeIntervalSinceReferenceDate:)),
-                rank: finite(plan.rank.flatMap { evaluator.evaluate($0, on: object).number }) ?? 0,
+                latitude: plan.latitude.flatMap { evaluator.evaluate($0, on: object).number },
+                longitude: plan.longitude.flatMap { evaluator.evaluate($0, on: object).number },
+                date: plan.date.flatMap { evaluator.evaluate($0, on: object).date },
+                rank: plan.rank.flatMap { evaluator.evaluate($0, on: object).number } ?? 0,
                 attributes: Self.filterValues(plan, object: object, evaluator: evaluator))
         }
 
@@ -159,16 +131,64 @@ struct ItemBuilder: Sendable {
         return Built(items: items, omittedValues: omitted, skipped: skipped)
     }
 
+    /// Makes `item` hold only what any item may hold, whether the configuration or an ``ItemProducer`` built
+    /// it, counting in `omitted` the values left out: non-finite numbers and dates, a place that is not one
+    /// (non-finite, out of range, or half of one; the model's "unset" default, as Photos' −180 or Frollo's 0,
+    /// is no place and not counted) and filter values that are not finite. Text and keywords keep at most a
+    /// thousand values per expression of the plan.
+    static func sanitize(_ item: inout IndexedItem, plan: ResolvedConfiguration.EntityPlan, omitted: inout Int) {
+        if !item.rank.isFinite {
+            omitted += 1
+            item.rank = 0
+        }
+        // A place is counted once when it is not one: for its non-finite halves, or else for being out of range
+        // or half of one.
+        var placeCounted = false
+        for coordinate in [\IndexedItem.latitude, \IndexedItem.longitude] where item[keyPath: coordinate]?.isFinite == false {
+            omitted += 1
+            placeCounted = true
+            item[keyPath: coordinate] = nil
+        }
+        if let latitude = item.latitude, let longitude = item.longitude, plan.unsetPlace == .init(latitude: latitude, longitude: longitude) {
+            item.latitude = nil
+            item.longitude = nil
+        } else if !item.hasLocation && (item.latitude != nil || item.longitude != nil) {
+            if !placeCounted { omitted += 1 }
+            item.latitude = nil
+            item.longitude = nil
+        }
+        if let date = item.date, !date.timeIntervalSinceReferenceDate.isFinite {
+            omitted += 1
+            item.date = nil
+        }
+        // Checked before anything is copied: the export's hot path, where items are almost always fine.
+        let (textLimit, keywordLimit) = (maximumValues * max(1, plan.text.count), maximumValues * max(1, plan.keywords.count))
+        if item.text.count > textLimit { item.text.removeLast(item.text.count - textLimit) }
+        if item.keywords.count > keywordLimit { item.keywords.removeLast(item.keywords.count - keywordLimit) }
+        func isFinite(_ value: FilterValue) -> Bool {
+            switch value {
+            case .number(let number): number.isFinite
+            case .date(let date): date.timeIntervalSinceReferenceDate.isFinite
+            case .string: true
+            }
+        }
+        for (name, values) in item.attributes where !values.allSatisfy(isFinite) {
+            let finite = values.filter(isFinite)
+            omitted += values.count - finite.count
+            item.attributes[name] = finite.isEmpty ? nil : finite
+        }
+    }
+
     /// The item's filter attributes: every scalar of each expression, typed as it evaluated (a Boolean is
-    /// 1 or 0); non-finite numbers are left out like everywhere else.
+    /// 1 or 0); ``sanitize(_:plan:omitted:)`` leaves out the non-finite ones, as everywhere else.
     static func filterValues(_ plan: ResolvedConfiguration.EntityPlan, object: ManagedObjectSnapshot, evaluator: ExpressionEvaluator) -> [String: [FilterValue]] {
         var attributes: [String: [FilterValue]] = [:]
         for attribute in plan.attributes {
             let values: [FilterValue] = evaluator.evaluate(attribute.expression, on: object).flattened.prefix(maximumValues).compactMap { value in
                 switch value {
                 case .string(let text): .string(text)
-                case .number(let number): number.isFinite ? .number(number) : nil
-                case .date(let date): date.timeIntervalSinceReferenceDate.isFinite ? .date(date) : nil
+                case .number(let number): .number(number)
+                case .date(let date): .date(date)
                 case .null, .list: nil
                 }
             }
