@@ -3,13 +3,6 @@ import Foundation
 import SearchIndex
 
 extension Exporter {
-    /// The roots whose tables hold indexed entities, in a fixed order.
-    var roots: [String] {
-        configuration.model.entities.filter { $0.superentityName == nil }.map(\.name).filter { root in
-            configuration.model.hierarchy(from: root).contains { configuration.plans[$0] != nil }
-        }
-    }
-
     /// The most pages one first-export transaction commits.
     static let pagesPerTransaction = 8
     /// How long one first-export transaction goes on taking pages.

@@ -52,6 +52,8 @@ public final class Exporter {
     let entityParents: [String: String]
     /// Which indexed objects show which related objects, and what: fixed by the configuration, so computed once.
     let digests: ShownValueDigests
+    /// The roots whose tables hold indexed entities, in a fixed order.
+    let roots: [String]
     /// The index's writer lock, when this exporter holds it alone (nil: its owner, an
     /// ``IndexingService`` writing several stores into one index, holds it).
     private let lock: WriterLock?
@@ -86,6 +88,9 @@ public final class Exporter {
         self.builder = ItemBuilder(configuration: configuration, functions: functions, producers: producers)
         self.batchSize = max(1, batchSize)
         digests = ShownValueDigests(configuration: configuration, dependencies: builder.dependencies())
+        roots = configuration.model.entities.filter { $0.superentityName == nil }.map(\.name).filter { root in
+            configuration.model.hierarchy(from: root).contains { configuration.plans[$0] != nil }
+        }
         configurationDigest = producers.isEmpty ? configuration.digest : ResolvedConfiguration.fnv1a(configuration.digest + " " + builder.producerDigest)
         configurationJSON = configuration.stored.json
         entityParents = Dictionary(store.model.entities.compactMap { entity in entity.superentityName.map { (entity.name, $0) } },

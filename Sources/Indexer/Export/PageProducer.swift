@@ -32,14 +32,25 @@ struct PageProducer: Sendable {
     /// the last page.
     var sweeping = false
 
+    /// The relationships a page of `root`'s hierarchy is read with: what its items evaluate, and what the
+    /// digests of its objects need (without them, the digests would read the page again).
+    func relationships(forHierarchy root: String) -> RelationshipSelection {
+        let shown = builder.configuration.model.hierarchy(from: root).reduce(into: Set<String>()) { $0.formUnion(digests.toManyFirstSteps(of: $1)) }
+        switch builder.selection(forHierarchy: root) {
+        case .toOneAnd(let evaluated): return .toOneAnd(evaluated.union(shown))
+        case let other: return other
+        }
+    }
+
     func run(from firstRoot: Int, after firstKey: Int64, into pages: PageQueue<ExportPage>) {
         var rootIndex = firstRoot, after = firstKey
+        // Per root, once: what its pages are read with.
+        let selections = roots.map(relationships(forHierarchy:))
         do {
             while rootIndex < roots.count {
                 let root = roots[rootIndex]
-                let selection = builder.selection(forHierarchy: root)
                 let (built, count, last, shown, exact) = try store.read { snapshot throws in
-                    let page = try snapshot.objects(ofEntity: root, afterPrimaryKey: after, limit: batchSize, relationships: selection)
+                    let page = try snapshot.objects(ofEntity: root, afterPrimaryKey: after, limit: batchSize, relationships: selections[rootIndex])
                     // A digest is exact only while nothing was saved since T0: then every page read so far saw
                     // this state. Whether every later page saw it too, the last page tells: if anything was
                     // saved by then, the export's digests are forgotten, and objects get theirs at their first

@@ -47,9 +47,11 @@ struct ShownValueDigests: Sendable {
         return result
     }
 
-    /// The digests of those objects named that indexed items show, read from the store.
-    func digests(of ids: some Collection<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> [ManagedObjectID: String] {
-        try digests(of: objects(ids, in: snapshot), in: snapshot)
+    /// The to-many relationships objects of `entity` must come with for their digests (none when items
+    /// show nothing of them): a page read with them is not read again.
+    func toManyFirstSteps(of entity: String) -> Set<String> {
+        let entries = entries(for: entity)
+        return entries.isEmpty ? [] : toManyFirstSteps(of: entity, entries: entries)
     }
 
     /// Those objects named that indexed items show, read with what their digests and their dependents'
