@@ -68,6 +68,9 @@ struct FollowTests {
         let twice = try CLI.run(["index", "--store", stores[0].path, "--store", directory.appendingPathComponent("./North.sqlite").path,
                                  "--index", directory.appendingPathComponent("Twice.searchindex").path])
         #expect(twice.status == 64 && twice.stderr.contains("are one store file; give it to --store once"), "\(twice.stderr)")
+        // The same spelling twice, without --index: the repetition is what is wrong, not the missing index.
+        let repeated = try CLI.run(["index", "--store", stores[0].path, "--store", stores[0].path])
+        #expect(repeated.status == 64 && repeated.stderr.contains("is given to --store twice: give each store once"), "\(repeated.stderr)")
 
         let output = directory.appendingPathComponent("lines.txt")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)

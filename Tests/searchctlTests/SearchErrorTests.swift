@@ -29,6 +29,8 @@ struct SearchErrorTests {
             (["index", "--store", store, "--config", badConfig.path], 65, ["character 8", "Author has no property 'aliass'"]),
             (["index", "--store", store, "--config", "/nonexistent.json"], 66, ["no such file"]),
             (["dump", "--index", "/nonexistent/x.searchindex"], 66, ["no index at"]),
+            // A store whose default index was never built: the command to build it names that store.
+            (["search", "title", "--store", nothing.path], 66, ["no index at", "yet; build it with: searchctl index --store \(nothing.path)"]),
             (["status", "--index", garbage.path], 65, ["not a Searchlight index"]),
             (["explain", "title", "--index", "/nonexistent/x.searchindex"], 66, ["no index at"]),
             (["explain", "\"", "--store", store], 64, []),

@@ -56,6 +56,10 @@ struct IndexCommand: AsyncParsableCommand {
         guard !store.isEmpty else { throw ValidationError("missing --store PATH: the app's Core Data store to index") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard !(progress && quiet) else { throw ValidationError("--progress and --quiet contradict each other: give one") }
+        // The same spelling twice (other names of one file are the service's to find).
+        if let twice = store.first(where: { path in store.filter { $0 == path }.count > 1 }) {
+            throw ValidationError("\(twice) is given to --store twice: give each store once")
+        }
         guard store.count == 1 || index != nil else {
             throw ValidationError("\(store.count) stores share one index: say which with --index PATH")
         }
@@ -70,17 +74,19 @@ struct IndexCommand: AsyncParsableCommand {
                 do { configuration = try IndexConfiguration(contentsOf: config) } catch { throw ExportError.configuration(error.description) }
             }
             let indexPath = index ?? IndexLocation.defaultIndex(forStore: store[0])
+            var options = IndexingService.Options()
+            options.batchSize = batchSize
+            let service = IndexingService(indexPath: indexPath, stores: store.map { .init(path: $0, modelPath: model, configuration: configuration) },
+                                          options: options)
+            // A summary line that cannot be written stops the run: following on would index for nobody.
             let reporter = IndexReporter(indexPath: indexPath, quiet: quiet,
-                                         showsProgress: progress || (!quiet && Terminal.isTerminal(STDERR_FILENO)))
+                                         showsProgress: progress || (!quiet && Terminal.isTerminal(STDERR_FILENO)),
+                                         onOutputFailure: { service.requestStop() })
             if printConfig {
                 let source = Exporter.Source(storePath: store[0], modelPath: model, configuration: configuration, indexPath: indexPath)
                 print(try Exporter.configuration(for: source, events: reporter.show).effective.json)
                 return
             }
-            var options = IndexingService.Options()
-            options.batchSize = batchSize
-            let service = IndexingService(indexPath: indexPath, stores: store.map { .init(path: $0, modelPath: model, configuration: configuration) },
-                                          options: options)
             let events = service.events
             // SIGINT/SIGTERM finish the batch in hand, from the first page of a first export on.
             let signals = StopRequest.onTerminationSignals { service.requestStop() }
@@ -110,6 +116,7 @@ struct IndexCommand: AsyncParsableCommand {
                 throw error
             }
             if let error = await printer.value { throw error }
+            if let code = reporter.outputError { exitOutputFailed(errno: code) }
         } catch {
             throw fail(error)
         }

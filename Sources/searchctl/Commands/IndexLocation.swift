@@ -32,6 +32,19 @@ struct IndexLocation: ParsableArguments {
     }
 
     func open() throws -> SearchIndex {
-        try SearchIndex(path: path(), mode: .readOnly)
+        do {
+            return try SearchIndex(path: path(), mode: .readOnly)
+        } catch SearchIndexError.indexNotFound(let path) where store != nil {
+            // The store was named: the command to build its index can name it too.
+            throw IndexNotBuilt(store: store ?? "", index: path)
+        }
     }
+}
+
+/// `--store` names a store whose default index was never built.
+struct IndexNotBuilt: Error {
+    var store: String
+    var index: String
+
+    var message: String { "no index at \(index) yet; build it with: searchctl index --store \(store)" }
 }

@@ -24,7 +24,12 @@ func requireOutputWritten() {
     // fflush(NULL) flushes every stream and reports a failed write of any: glibc keeps unwritten bytes
     // buffered after an error, so an earlier failed flush fails again here.
     guard fflush(nil) != 0 else { return }
-    let reason = errno != 0 ? String(cString: strerror(errno)) : "write error"
+    exitOutputFailed(errno: errno)
+}
+
+/// Exits 74 with one line naming why the output could not be written.
+func exitOutputFailed(errno code: Int32) -> Never {
+    let reason = code != 0 ? String(cString: strerror(code)) : "write error"
     printError("cannot write the output: \(reason)", code: .ioError)
     exit(ExitStatus.ioError.rawValue)
 }
@@ -117,6 +122,7 @@ func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
         }
         return (error.commandLineMessage, status)
     case let error as ValidationError: return (error.message, .usage)
+    case let error as IndexNotBuilt: return (error.message, .noInput)
     default: return ("unexpected failure: \(error)", .software)
     }
 }

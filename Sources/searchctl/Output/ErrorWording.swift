@@ -95,7 +95,7 @@ extension ExportError {
         case .store(let error): error.commandLineMessage
         case .index(let error): error.commandLineMessage
         case .lock(_, let holder, nil):
-            "another searchctl index (pid \(holder.map(String.init) ?? "unknown")) is writing this index; wait for it or stop it"
+            "another indexer (pid \(holder.map(String.init) ?? "unknown"): a searchctl index, or an app's indexing service) is writing this index; wait for it or stop it"
         case .unsafeFile(let path, let reason):
             "refusing to write \(path): \(reason); remove it (it is not Searchlight's) and run again"
         case .indexIsStore:

@@ -8,20 +8,26 @@ import Indexer
 final class IndexReporter: Sendable {
     private let indexPath: String
     private let quiet: Bool
+    /// Called once when a summary line cannot be written (a full disk, `> /dev/full`): the run should stop.
+    private let onOutputFailure: @Sendable () -> Void
     /// Mutable state, touched only by the one task reading the events (and `--print-config` before it).
     private let state: Mutex<State>
 
     private struct State {
         var display: ProgressDisplay?
-        /// Stores whose first catch-up was reported: later catch-ups print only when they changed something.
-        var reported: Set<String> = []
+        /// The errno of the first summary line that could not be written.
+        var outputError: Int32?
     }
 
-    init(indexPath: String, quiet: Bool, showsProgress: Bool) {
+    init(indexPath: String, quiet: Bool, showsProgress: Bool, onOutputFailure: @escaping @Sendable () -> Void = {}) {
         self.indexPath = indexPath
         self.quiet = quiet
+        self.onOutputFailure = onOutputFailure
         state = Mutex(State(display: showsProgress ? ProgressDisplay() : nil))
     }
+
+    /// The errno of the first summary line that could not be written, if one could not.
+    var outputError: Int32? { state.withLock { $0.outputError } }
 
     func show(_ event: IndexingEvent) {
         state.withLock { state in
@@ -31,16 +37,15 @@ final class IndexReporter: Sendable {
             case .progress(_, let progress):
                 state.display?.show(progress)
             case .caughtUp(let summary):
-                state.reported.insert(summary.store.uuid)
-                line(summary)
+                // A first catch-up that changed the index was told by its .indexDidUpdate, just before.
+                if !summary.changedIndex { line(summary, &state) }
                 if summary.stopped {
                     printNote("stopped by a signal after a whole batch (the index is consistent)"
                         + (summary.unfinished.map { "; \($0.sentence)" } ?? "")
                         + "; run the same command to " + (summary.unfinished == nil ? "continue" : "resume it where it stopped"))
                 }
             case .indexDidUpdate(let summary):
-                // A first catch-up is told by its .caughtUp, which follows.
-                if state.reported.contains(summary.store.uuid) { line(summary) }
+                line(summary, &state)
             case .rebuildStarted(let store, let reason):
                 printNote("rebuilding \(store.path): \(Self.describe(reason))")
             case .previousStoreRemoved(let store, let previous, let items):
@@ -62,13 +67,17 @@ final class IndexReporter: Sendable {
 
     /// `indexed Places.sqlite: 12 inserted, 0 updated, 0 deleted; token 40; 0.03 s → Places.searchindex`, and a
     /// note on values left out. One line per catch-up, visible at once even when stdout is a file or a pipe.
-    private func line(_ summary: Exporter.Summary) {
-        guard !quiet else { return }
+    private func line(_ summary: Exporter.Summary, _ state: inout State) {
+        guard !quiet, state.outputError == nil else { return }
         print("indexed \(summary.store.path): \(summary.inserted) inserted, \(summary.updated) updated, \(summary.deleted) deleted; "
             + "token \(summary.token); " + String(format: "%.2f s", summary.seconds) + " → \(indexPath)")
         if summary.omittedValues > 0 { printNote(IndexingNotice.valuesOmitted(count: summary.omittedValues).description) }
-        // fflush(nil) flushes every stream without touching the C `stdout` global.
-        fflush(nil)
+        // fflush(nil) flushes every stream without touching the C `stdout` global. A failed write is kept
+        // (the stream's error is cleared by the failed flush, so a later check would not see it).
+        if fflush(nil) != 0 {
+            state.outputError = errno
+            onOutputFailure()
+        }
     }
 
     /// A rebuild's reason, in the command's words.
