@@ -98,10 +98,10 @@ extension SearchIndex {
     /// Runs a search and reports how it ran.
     public func explain(_ request: SearchRequest) throws(SearchIndexError) -> SearchExplanation {
         let parsed = try Self.validate(request)
-        let predicate = try self.predicate(of: request)
-        // The same request a search runs: entity filters widened to sub-entities.
-        let request = try withEntityKinds(request)
         return try read { db in
+            let predicate = try Self.predicate(of: request, db: db)
+            // The same request a search runs: entity filters widened to sub-entities.
+            let request = try Self.withEntityKinds(request, db: db)
             let parsed = try parsed.map { parsed in request.typoTolerance ? try Search.expanded(parsed, db: db) : parsed }
             var search = Search(db: db, request: request, parsed: parsed, predicate: predicate, recordsStatements: true)
             let results = try search.run()

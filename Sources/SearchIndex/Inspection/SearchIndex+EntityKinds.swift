@@ -1,10 +1,17 @@
+import GRDB
+
 extension SearchIndex {
     /// `entities` and every sub-entity of each, as the stores' models (kept with their checkpoints) say:
     /// an entity filter means what a Core Data fetch of that entity means, sub-entities included.
     public func entitiesOfKind(_ entities: [String]) throws(SearchIndexError) -> [String] {
         guard !entities.isEmpty else { return [] }
+        return try read { db in try Self.entitiesOfKind(entities, db: db) }
+    }
+
+    static func entitiesOfKind(_ entities: [String], db: Database) throws -> [String] {
+        guard !entities.isEmpty else { return [] }
         var children: [String: Set<String>] = [:]
-        for checkpoint in try checkpoints() {
+        for checkpoint in try fetchCheckpoints(db) {
             for (child, parent) in checkpoint.entityParents { children[parent, default: []].insert(child) }
         }
         var result = Set(entities)

@@ -25,10 +25,11 @@ extension SearchIndex {
     /// Runs a search in one read transaction.
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
         let parsed = try Self.validate(request)
-        let predicate = try self.predicate(of: request)
-        let request = try withEntityKinds(request)
+        // One read transaction for all of it: the attribute names and entity kinds checked are the ones searched.
         return try read { db in
-            try db.withTimeLimit(request.timeLimit) {
+            let predicate = try Self.predicate(of: request, db: db)
+            let request = try Self.withEntityKinds(request, db: db)
+            return try db.withTimeLimit(request.timeLimit) {
                 // Typo expansions are looked for once, and only when needed: exact matches rank above every
                 // typo match and score as they would alone, so a page they fill is the page. Facets and the
                 // total count every match, typo matches included, and need them anyway.
@@ -81,10 +82,10 @@ extension SearchIndex {
     public func count(_ request: SearchRequest) throws(SearchIndexError) -> Int {
         let unpaged = request.unpaged
         let parsed = try Self.validate(unpaged)
-        let predicate = try self.predicate(of: unpaged)
-        let widened = try withEntityKinds(unpaged)
         return try read { db in
-            try db.withTimeLimit(request.timeLimit) {
+            let predicate = try Self.predicate(of: unpaged, db: db)
+            let widened = try Self.withEntityKinds(unpaged, db: db)
+            return try db.withTimeLimit(request.timeLimit) {
                 let parsed = try parsed.map { parsed in request.typoTolerance && Search.mayExpand(parsed) ? try Search.expanded(parsed, db: db) : parsed }
                 var search = Search(db: db, request: widened, parsed: parsed, predicate: predicate)
                 return try search.count()
@@ -93,29 +94,29 @@ extension SearchIndex {
     }
 
     /// The request with its entity filter widened to sub-entities, unless it asks for exact entities.
-    func withEntityKinds(_ request: SearchRequest) throws(SearchIndexError) -> SearchRequest {
+    static func withEntityKinds(_ request: SearchRequest, db: Database) throws -> SearchRequest {
         guard !request.exactEntities, !request.entities.isEmpty else { return request }
         var widened = request
-        widened.entities = try entitiesOfKind(request.entities)
+        widened.entities = try entitiesOfKind(request.entities, db: db)
         return widened
     }
 
     /// The request's filter, parsed, with every attribute it names checked against the index: a
     /// misspelt attribute is an error that lists the ones the index has, not an empty answer.
-    func predicate(of request: SearchRequest) throws(SearchIndexError) -> FilterPredicate? {
+    static func predicate(of request: SearchRequest, db: Database) throws -> FilterPredicate? {
         let named = Set([request.sortAttribute?.name].compactMap { $0 } + request.facets)
         guard !named.isEmpty || request.filter != nil else { return nil }
-        let known = try attributeNames()  // one skip-scan for the order, the facets and the filter
+        let known = try attributeNames(db)  // one skip-scan for the order, the facets and the filter
         if !named.isEmpty {
             if let unknown = named.subtracting(known).sorted().first {
-                throw .invalidRequest(.unknownAttribute(name: unknown, use: request.facets.contains(unknown) ? .facet : .sort, known: known.sorted()))
+                throw SearchIndexError.invalidRequest(.unknownAttribute(name: unknown, use: request.facets.contains(unknown) ? .facet : .sort, known: known.sorted()))
             }
         }
         guard let text = request.filter else { return nil }
         let predicate = try PredicateParser.parse(text, variables: request.filterVariables)
         if let unknown = predicate.attributes.subtracting(known).sorted().first {
             let position = (text.range(of: unknown).map { text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: $0.lowerBound) } ?? 0) + 1
-            throw .invalidPredicate(reason: known.isEmpty
+            throw SearchIndexError.invalidPredicate(reason: known.isEmpty
                 ? "no item has attribute '\(unknown)': the index's configuration declares none; add \"attributes\": {\"\(unknown)\": \"keyPath\"} to the entity in the configuration and index again"
                 : "no item has attribute '\(unknown)'; the index has \(known.sorted().joined(separator: ", "))", position: position)
         }
@@ -124,16 +125,18 @@ extension SearchIndex {
 
     /// The names of the attributes items carry (for filters, orders and facets).
     public func attributeNames() throws(SearchIndexError) -> Set<String> {
-        try read { db in
-            // A skip-scan over the (name, …) index: one probe per distinct name.
-            var names: Set<String> = []
-            var last = ""
-            while let next = try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM item_attributes WHERE name > ? ORDER BY name LIMIT 1"), arguments: [last]) {
-                names.insert(next)
-                last = next
-            }
-            return names
+        try read { db in try Self.attributeNames(db) }
+    }
+
+    static func attributeNames(_ db: Database) throws -> Set<String> {
+        // A skip-scan over the (name, …) index: one probe per distinct name.
+        var names: Set<String> = []
+        var last = ""
+        while let next = try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM item_attributes WHERE name > ? ORDER BY name LIMIT 1"), arguments: [last]) {
+            names.insert(next)
+            last = next
         }
+        return names
     }
 
     static func validate(_ request: SearchRequest) throws(SearchIndexError) -> ParsedQuery? {
