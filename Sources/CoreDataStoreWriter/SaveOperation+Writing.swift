@@ -15,7 +15,7 @@ extension SaveOperation {
         for (table, keys) in deletedByTable {
             for start in stride(from: 0, to: keys.count, by: StoreSnapshot.batchSize) {
                 let chunk = Array(keys[start..<min(start + StoreSnapshot.batchSize, keys.count)])
-                try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN (\(StoreSnapshot.placeholders(chunk.count)))", arguments: StatementArguments(chunk))
+                try db.execute(sql: "DELETE FROM \(table) WHERE Z_PK IN (\(databaseQuestionMarks(count: chunk.count)))", arguments: StatementArguments(chunk))
             }
         }
         var insertStatements: [String: Statement] = [:]

@@ -135,7 +135,7 @@ struct SaveOperation {
         }
         for (root, ids) in byRoot {
             guard let table = layout.tables[root] else { continue }
-            let found = try Row.fetchAll(db, sql: "SELECT Z_PK, Z_ENT FROM \(table.name) WHERE Z_PK IN (\(StoreSnapshot.placeholders(ids.count)))",
+            let found = try Row.fetchAll(db, sql: "SELECT Z_PK, Z_ENT FROM \(table.name) WHERE Z_PK IN (\(databaseQuestionMarks(count: ids.count)))",
                                          arguments: StatementArguments(ids.map(\.primaryKey)))
             let entityByKey = Dictionary(found.map { ($0[0] as Int64, $0[1] as Int) }, uniquingKeysWith: { first, _ in first })
             for id in ids {

@@ -37,7 +37,7 @@ public struct StoreSnapshot {
             let sortedKeys = Array(Set(keys)).sorted()
             for start in stride(from: 0, to: sortedKeys.count, by: Self.batchSize) {
                 let chunk = Array(sortedKeys[start..<min(start + Self.batchSize, sortedKeys.count)])
-                let sql = "SELECT \(reader.selectList) FROM \(reader.tableName) WHERE Z_PK IN (\(Self.placeholders(chunk.count)))"
+                let sql = "SELECT \(reader.selectList) FROM \(reader.tableName) WHERE Z_PK IN (\(databaseQuestionMarks(count: chunk.count)))"
                 // Only the entity a URI names matches: …/Book/p11 does not find a GraphicNovel row.
                 for snapshot in try rows(reader: reader, sql: sql, arguments: StatementArguments(chunk), relationships: relationships)
                 where requested.contains(snapshot.objectID) {
@@ -76,10 +76,6 @@ public struct StoreSnapshot {
         return try run {
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table.tableName) WHERE Z_PK > ? AND Z_ENT IN (\(kinds))", arguments: [primaryKey]) ?? 0
         }
-    }
-
-    package static func placeholders(_ count: Int) -> String {
-        String(repeating: "?, ", count: max(0, count - 1)) + (count > 0 ? "?" : "")
     }
 
     private func rows(
@@ -150,7 +146,7 @@ public struct StoreSnapshot {
             }
         }
         for (slot, owners) in ownersBySlot.values {
-            let sql = slot.sqlTemplate.replacingOccurrences(of: "%@", with: Self.placeholders(owners.count))
+            let sql = slot.sqlTemplate.replacingOccurrences(of: "%@", with: databaseQuestionMarks(count: owners.count))
             try run {
                 let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(owners))
                 while let row = try cursor.next() {

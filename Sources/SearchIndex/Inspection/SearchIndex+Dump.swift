@@ -12,7 +12,7 @@ extension SearchIndex {
     /// Streams every item exactly as indexed, ordered by URI, without holding them all in memory.
     public func dump(entities requested: [String] = [], exactEntities: Bool = false, _ body: (IndexedItem) throws -> Void) throws(SearchIndexError) {
         let entities = exactEntities ? requested : try entitiesOfKind(requested)
-        let filter = entities.isEmpty ? "" : " WHERE i.entity IN (\(Array(repeating: "?", count: entities.count).joined(separator: ", ")))"
+        let filter = entities.isEmpty ? "" : " WHERE i.entity IN (\(databaseQuestionMarks(count: entities.count)))"
         try read { db in
             let cursor = try Row.fetchCursor(db, sql: """
                 SELECT i.uri, i.entity, i.display_name, t.title, t.text, t.keywords, i.latitude, i.longitude, i.date, i.rank

@@ -26,7 +26,7 @@ extension Search {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
             let sql = """
                 SELECT item_id, MIN(number), MAX(number), MIN(text), MAX(text) FROM item_attributes
-                WHERE name = ? AND item_id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", "))) GROUP BY item_id
+                WHERE name = ? AND item_id IN (\(databaseQuestionMarks(count: chunk.count))) GROUP BY item_id
                 """
             let arguments: StatementArguments = [name] + StatementArguments(chunk)
             if start == 0 { record(sql, arguments) }
@@ -65,7 +65,7 @@ extension Search {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
             let sql = """
                 SELECT kind, number, text, COUNT(DISTINCT item_id) FROM item_attributes
-                WHERE name = ? AND item_id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", "))) GROUP BY kind, number, text
+                WHERE name = ? AND item_id IN (\(databaseQuestionMarks(count: chunk.count))) GROUP BY kind, number, text
                 """
             let arguments: StatementArguments = [name] + StatementArguments(chunk)
             if start == 0 { record(sql, arguments) }

@@ -11,7 +11,7 @@ extension Search {
         var candidates: [Candidate] = []
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
-            let sql = "SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude FROM items i WHERE i.id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))\(filter.sql)"
+            let sql = "SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude FROM items i WHERE i.id IN (\(databaseQuestionMarks(count: chunk.count)))\(filter.sql)"
             let arguments = StatementArguments(chunk) + filter.arguments
             if start == 0 { record(sql, arguments) }
             for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {

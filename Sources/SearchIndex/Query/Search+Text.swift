@@ -66,7 +66,7 @@ extension Search {
             let sql = """
                 SELECT items_fts.rowid, \(SearchIndex.rankFunction)
                 FROM items_fts JOIN items i ON i.id = items_fts.rowid
-                WHERE items_fts MATCH ? AND items_fts.rowid IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
+                WHERE items_fts MATCH ? AND items_fts.rowid IN (\(databaseQuestionMarks(count: chunk.count)))
                 """
             let arguments: StatementArguments = [phrasePlan, expression] + StatementArguments(chunk)
             if start == 0 { record(sql, arguments) }

@@ -52,7 +52,7 @@ struct Search {
     func itemFilter(probing: Bool) -> (sql: String, arguments: StatementArguments) {
         var sql = "", arguments = StatementArguments()
         if !request.entities.isEmpty {
-            sql += " AND i.entity IN (\(Array(repeating: "?", count: request.entities.count).joined(separator: ", ")))"
+            sql += " AND i.entity IN (\(databaseQuestionMarks(count: request.entities.count)))"
             arguments += StatementArguments(request.entities)
         }
         if let predicate {
