@@ -175,23 +175,43 @@ public final class SearchIndex: Sendable {
     func read<T>(_ body: (Database) throws -> T) throws(SearchIndexError) -> T {
         do {
             if writer == nil, let pool = database as? DatabasePool {
-                // A read-only connection of the pool: one deferred transaction (one snapshot) with cached
-                // BEGIN and COMMIT costs a fraction of GRDB's general-purpose read.
-                return try pool.unsafeRead { db in
-                    try db.cachedStatement(sql: "BEGIN DEFERRED").execute()
-                    do {
-                        let value = try body(db)
-                        try db.cachedStatement(sql: "COMMIT").execute()
-                        return value
-                    } catch {
-                        try? db.cachedStatement(sql: "ROLLBACK").execute()
-                        throw error
-                    }
-                }
+                return try pool.unsafeRead { db in try Self.inReadTransaction(db, body) }
             }
             return try database.read(body)
         } catch {
             throw Self.indexError(error, path: path)
+        }
+    }
+
+    /// The same read, suspending instead of blocking: GRDB waits for a free connection without holding a
+    /// thread, runs `body` on that connection's queue, and interrupts it when the task is cancelled.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SearchIndexError) -> T {
+        do {
+            if writer == nil, let pool = database as? DatabasePool {
+                return try await pool.unsafeRead { db in try Self.inReadTransaction(db, body) }
+            }
+            return try await database.read(body)
+        } catch is CancellationError {
+            throw .cancelled
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && Task.isCancelled {
+            // GRDB interrupts the statement of a cancelled task.
+            throw .cancelled
+        } catch {
+            throw Self.indexError(error, path: path)
+        }
+    }
+
+    /// `body` in one deferred transaction (one snapshot) on a read-only connection of the pool: cached BEGIN
+    /// and COMMIT cost a fraction of GRDB's general-purpose read.
+    private static func inReadTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        try db.cachedStatement(sql: "BEGIN DEFERRED").execute()
+        do {
+            let value = try body(db)
+            try db.cachedStatement(sql: "COMMIT").execute()
+            return value
+        } catch {
+            try? db.cachedStatement(sql: "ROLLBACK").execute()
+            throw error
         }
     }
 

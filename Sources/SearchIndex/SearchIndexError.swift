@@ -29,6 +29,8 @@ public enum SearchIndexError: Error, Sendable, Equatable {
     case busy(path: String)
     /// A batch is inconsistent (e.g. an item of another store).
     case invalidBatch(reason: String)
+    /// The task running an async search, count, dump or explain was cancelled: the read stopped.
+    case cancelled
     /// The database reported an error none of the cases above explains.
     case database(path: String, message: String)
 }
@@ -66,6 +68,8 @@ extension SearchIndexError: CustomStringConvertible {
             "\(path) is locked by another process; try again in a moment"
         case .invalidBatch(let reason):
             "invalid batch: \(reason)"
+        case .cancelled:
+            "the read was cancelled with the task that asked for it"
         case .database(let path, let message):
             "\(path): database error: \(message); if the file is intact, this is a Searchlight bug: please report it"
         }

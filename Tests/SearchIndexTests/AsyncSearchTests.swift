@@ -32,6 +32,18 @@ struct AsyncSearchTests {
         #expect(try index.read { db in try Int.fetchOne(db, sql: "PRAGMA busy_timeout") } == 250)
     }
 
+    @Test("a cancelled task's async search stops with SearchIndexError.cancelled, not a database error")
+    func cancelled() async throws {
+        let index = try SearchIndex(path: path, mode: .readOnly)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await index.search(SearchRequest(query: "town"))
+        }
+        await #expect(throws: SearchIndexError.cancelled) { try await task.value }
+        // The index goes on answering.
+        #expect(try await index.count(SearchRequest(query: "harbour")) == 100)
+    }
+
     @Test("async search, count, dump and explain answer as their synchronous pairs do")
     func pairs() async throws {
         let index = try SearchIndex(path: path, mode: .readOnly)

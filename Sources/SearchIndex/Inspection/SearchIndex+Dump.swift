@@ -11,20 +11,23 @@ extension SearchIndex {
 
     /// Streams every item exactly as indexed, ordered by URI, without holding them all in memory.
     public func dump(entities requested: [String] = [], exactEntities: Bool = false, _ body: (IndexedItem) throws -> Void) throws(SearchIndexError) {
-        let entities = exactEntities ? requested : try entitiesOfKind(requested)
+        try read { db in try Self.dump(entities: requested, exactEntities: exactEntities, db: db, body) }
+    }
+
+    /// A dump inside a read transaction: sub-entities are those of the snapshot it reads.
+    static func dump(entities requested: [String], exactEntities: Bool, db: Database, _ body: (IndexedItem) throws -> Void) throws {
+        let entities = exactEntities ? requested : try entitiesOfKind(requested, db: db)
         let filter = entities.isEmpty ? "" : " WHERE i.entity IN (\(databaseQuestionMarks(count: entities.count)))"
-        try read { db in
-            let cursor = try Row.fetchCursor(db, sql: """
-                SELECT i.uri, i.entity, i.display_name, t.title, t.text, t.keywords, i.latitude, i.longitude, i.date, i.rank
-                FROM items i JOIN item_texts t ON t.id = i.id\(filter) ORDER BY i.uri
-                """, arguments: StatementArguments(entities))
-            while let row = try cursor.next() {
-                try body(IndexedItem(
-                    uri: try row.text(0), entity: try row.text(1), displayName: try row.text(2), title: try row.text(3),
-                    text: Self.split(try row.text(4)), keywords: Self.split(try row.text(5)),
-                    latitude: try row.optionalNumber(6), longitude: try row.optionalNumber(7),
-                    date: try row.optionalNumber(8).map(Date.init(timeIntervalSinceReferenceDate:)), rank: try row.number(9)))
-            }
+        let cursor = try Row.fetchCursor(db, sql: """
+            SELECT i.uri, i.entity, i.display_name, t.title, t.text, t.keywords, i.latitude, i.longitude, i.date, i.rank
+            FROM items i JOIN item_texts t ON t.id = i.id\(filter) ORDER BY i.uri
+            """, arguments: StatementArguments(entities))
+        while let row = try cursor.next() {
+            try body(IndexedItem(
+                uri: try row.text(0), entity: try row.text(1), displayName: try row.text(2), title: try row.text(3),
+                text: Self.split(try row.text(4)), keywords: Self.split(try row.text(5)),
+                latitude: try row.optionalNumber(6), longitude: try row.optionalNumber(7),
+                date: try row.optionalNumber(8).map(Date.init(timeIntervalSinceReferenceDate:)), rank: try row.number(9)))
         }
     }
 
@@ -98,26 +101,29 @@ extension SearchIndex {
     /// Runs a search and reports how it ran.
     public func explain(_ request: SearchRequest) throws(SearchIndexError) -> SearchExplanation {
         let parsed = try Self.validate(request)
-        return try read { db in
-            let predicate = try Self.predicate(of: request, db: db)
-            // The same request a search runs: entity filters widened to sub-entities.
-            let request = try Self.withEntityKinds(request, db: db)
-            let parsed = try parsed.map { parsed in request.typoTolerance ? try Search.expanded(parsed, db: db) : parsed }
-            var search = Search(db: db, request: request, parsed: parsed, predicate: predicate, recordsStatements: true)
-            let results = try search.run()
-            var statements: [SearchExplanation.Statement] = []
-            for (sql, arguments) in search.statements {
-                var depth: [Int: Int] = [:]
-                let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { row -> String in
-                    let id: Int = row["id"], parent: Int = row["parent"]
-                    let level = (depth[parent] ?? -1) + 1
-                    depth[id] = level
-                    return String(repeating: "  ", count: level) + (row["detail"] as String)
-                }
-                statements.append(.init(sql: sql, arguments: arguments.description, queryPlan: plan))
+        return try read { db in try Self.explain(request, parsed: parsed, db: db) }
+    }
+
+    /// An explanation inside a read transaction.
+    static func explain(_ request: SearchRequest, parsed: ParsedQuery?, db: Database) throws -> SearchExplanation {
+        let predicate = try Self.predicate(of: request, db: db)
+        // The same request a search runs: entity filters widened to sub-entities.
+        let request = try Self.withEntityKinds(request, db: db)
+        let parsed = try parsed.map { parsed in request.typoTolerance ? try Search.expanded(parsed, db: db) : parsed }
+        var search = Search(db: db, request: request, parsed: parsed, predicate: predicate, recordsStatements: true)
+        let results = try search.run()
+        var statements: [SearchExplanation.Statement] = []
+        for (sql, arguments) in search.statements {
+            var depth: [Int: Int] = [:]
+            let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { row -> String in
+                let id: Int = row["id"], parent: Int = row["parent"]
+                let level = (depth[parent] ?? -1) + 1
+                depth[id] = level
+                return String(repeating: "  ", count: level) + (row["detail"] as String)
             }
-            return SearchExplanation(parsedQuery: parsed, expression: parsed?.expression, plan: results.plan, statements: statements,
-                                     hitCount: results.hits.count)
+            statements.append(.init(sql: sql, arguments: arguments.description, queryPlan: plan))
         }
+        return SearchExplanation(parsedQuery: parsed, expression: parsed?.expression, plan: results.plan, statements: statements,
+                                 hitCount: results.hits.count)
     }
 }

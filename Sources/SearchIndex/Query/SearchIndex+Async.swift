@@ -1,37 +1,32 @@
-import Dispatch
+import GRDB
 
 extension SearchIndex {
-    /// Runs a search off the caller's thread: SQLite blocks, so the work goes to a dispatch queue, never to
-    /// Swift's cooperative pool. On a read-only index, concurrent searches run in parallel, each on a
-    /// connection and in a snapshot of its own.
+    /// Runs a search without blocking the caller: the read waits for a connection and runs on it without
+    /// holding a thread of Swift's cooperative pool, and a cancelled task interrupts it. On a read-only
+    /// index, concurrent searches run in parallel, each on a connection and in a snapshot of its own.
     public func search(_ request: SearchRequest) async throws(SearchIndexError) -> SearchResults {
-        try await offThread { index throws(SearchIndexError) in try index.search(request) }
+        let parsed = try Self.validate(request)
+        return try await read { db in try Self.search(request, parsed: parsed, db: db) }
     }
 
-    /// Counts every match of a request, off the caller's thread, as the async search runs.
+    /// Counts every match of a request, as the async search runs.
     public func count(_ request: SearchRequest) async throws(SearchIndexError) -> Int {
-        try await offThread { index throws(SearchIndexError) in try index.count(request) }
+        let parsed = try Self.validate(request.unpaged)
+        return try await read { db in try Self.count(request, parsed: parsed, db: db) }
     }
 
-    /// Every item exactly as indexed, ordered by URI, off the caller's thread.
+    /// Every item exactly as indexed, ordered by URI, as the async search runs.
     public func dump(entities: [String] = [], exactEntities: Bool = false) async throws(SearchIndexError) -> [IndexedItem] {
-        try await offThread { index throws(SearchIndexError) in try index.dump(entities: entities, exactEntities: exactEntities) }
-    }
-
-    /// How a request would be searched, off the caller's thread.
-    public func explain(_ request: SearchRequest) async throws(SearchIndexError) -> SearchExplanation {
-        try await offThread { index throws(SearchIndexError) in try index.explain(request) }
-    }
-
-    /// Runs `body` on a global dispatch queue and resumes the caller with its result.
-    private func offThread<T: Sendable>(_ body: @escaping @Sendable (SearchIndex) throws(SearchIndexError) -> T) async throws(SearchIndexError) -> T {
-        let result: Result<T, SearchIndexError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
-                do throws(SearchIndexError) { continuation.resume(returning: .success(try body(self))) } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
+        try await read { db in
+            var items: [IndexedItem] = []
+            try Self.dump(entities: entities, exactEntities: exactEntities, db: db) { items.append($0) }
+            return items
         }
-        return try result.get()
+    }
+
+    /// How a request would be searched, as the async search runs.
+    public func explain(_ request: SearchRequest) async throws(SearchIndexError) -> SearchExplanation {
+        let parsed = try Self.validate(request)
+        return try await read { db in try Self.explain(request, parsed: parsed, db: db) }
     }
 }

@@ -25,71 +25,77 @@ extension SearchIndex {
     /// Runs a search in one read transaction.
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
         let parsed = try Self.validate(request)
-        // One read transaction for all of it: the attribute names and entity kinds checked are the ones searched.
-        return try read { db in
-            let predicate = try Self.predicate(of: request, db: db)
-            let request = try Self.withEntityKinds(request, db: db)
-            return try db.withTimeLimit(request.timeLimit) {
-                // Typo expansions are looked for once, and only when needed: exact matches rank above every
-                // typo match and score as they would alone, so a page they fill is the page. Facets and the
-                // total count every match, typo matches included, and need them anyway.
-                var parsed = parsed
-                var expanded = !(request.typoTolerance && parsed.map(Search.mayExpand) == true)
-                func expand() throws {
-                    if !expanded, let typed = parsed { parsed = try Search.expanded(typed, db: db) }
-                    expanded = true
-                }
-                var results: SearchResults
-                let lazily = request.effectiveSort == .relevance && request.sortAttribute == nil && request.facets.isEmpty && !request.countsTotal
-                if !expanded, lazily {
-                    var exact = Search(db: db, request: request, parsed: parsed, predicate: predicate)
-                    results = try exact.run()
-                    if results.hits.count < request.limit {
-                        try expand()
-                        if parsed?.hasExpansions == true {
-                            var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
-                            results = try search.run()
-                        }
-                    }
-                } else {
-                    try expand()
-                    var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
-                    results = try search.run()
-                }
-                if results.hits.isEmpty, request.offset == 0, let parsed, let query = request.query {
-                    results.suggestion = try Search.suggestion(for: parsed, query: query, db: db)
-                }
-                if !request.facets.isEmpty || request.countsTotal {
-                    var all = Search(db: db, request: request.unpaged, parsed: parsed, predicate: predicate)
-                    if let parsed, request.near == nil, request.boundingBox == nil {
-                        // Words alone: one statement for the total, one per facet.
-                        if request.countsTotal { results.total = try all.count() }
-                        results.facets = try request.facets.map { name in try all.facet(name, expression: parsed.expression) }
-                    } else {
-                        // Otherwise the same search, unpaged, once: its hits are the total and the facets' items.
-                        let ids = try all.plan().candidates.map(\.id)
-                        if request.countsTotal { results.total = ids.count }
-                        results.facets = try request.facets.map { name in try all.facet(name, ids: ids) }
-                    }
-                }
-                return results
+        return try read { db in try Self.search(request, parsed: parsed, db: db) }
+    }
+
+    /// A search inside a read transaction: the attribute names and entity kinds it checks are those of the
+    /// snapshot it searches.
+    static func search(_ request: SearchRequest, parsed: ParsedQuery?, db: Database) throws -> SearchResults {
+        let predicate = try Self.predicate(of: request, db: db)
+        let request = try Self.withEntityKinds(request, db: db)
+        return try db.withTimeLimit(request.timeLimit) {
+            // Typo expansions are looked for once, and only when needed: exact matches rank above every
+            // typo match and score as they would alone, so a page they fill is the page. Facets and the
+            // total count every match, typo matches included, and need them anyway.
+            var parsed = parsed
+            var expanded = !(request.typoTolerance && parsed.map(Search.mayExpand) == true)
+            func expand() throws {
+                if !expanded, let typed = parsed { parsed = try Search.expanded(typed, db: db) }
+                expanded = true
             }
+            var results: SearchResults
+            let lazily = request.effectiveSort == .relevance && request.sortAttribute == nil && request.facets.isEmpty && !request.countsTotal
+            if !expanded, lazily {
+                var exact = Search(db: db, request: request, parsed: parsed, predicate: predicate)
+                results = try exact.run()
+                if results.hits.count < request.limit {
+                    try expand()
+                    if parsed?.hasExpansions == true {
+                        var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
+                        results = try search.run()
+                    }
+                }
+            } else {
+                try expand()
+                var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
+                results = try search.run()
+            }
+            if results.hits.isEmpty, request.offset == 0, let parsed, let query = request.query {
+                results.suggestion = try Search.suggestion(for: parsed, query: query, db: db)
+            }
+            if !request.facets.isEmpty || request.countsTotal {
+                var all = Search(db: db, request: request.unpaged, parsed: parsed, predicate: predicate)
+                if let parsed, request.near == nil, request.boundingBox == nil {
+                    // Words alone: one statement for the total, one per facet.
+                    if request.countsTotal { results.total = try all.count() }
+                    results.facets = try request.facets.map { name in try all.facet(name, expression: parsed.expression) }
+                } else {
+                    // Otherwise the same search, unpaged, once: its hits are the total and the facets' items.
+                    let ids = try all.plan().candidates.map(\.id)
+                    if request.countsTotal { results.total = ids.count }
+                    results.facets = try request.facets.map { name in try all.facet(name, ids: ids) }
+                }
+            }
+            return results
         }
     }
 
     /// The number of hits a search has in all (no paging); ``SearchRequest/countsTotal`` gives it with the
     /// page, from the same read transaction.
     public func count(_ request: SearchRequest) throws(SearchIndexError) -> Int {
+        let parsed = try Self.validate(request.unpaged)
+        return try read { db in try Self.count(request, parsed: parsed, db: db) }
+    }
+
+    /// A count inside a read transaction.
+    static func count(_ request: SearchRequest, parsed: ParsedQuery?, db: Database) throws -> Int {
         let unpaged = request.unpaged
-        let parsed = try Self.validate(unpaged)
-        return try read { db in
-            let predicate = try Self.predicate(of: unpaged, db: db)
-            let widened = try Self.withEntityKinds(unpaged, db: db)
-            return try db.withTimeLimit(request.timeLimit) {
-                let parsed = try parsed.map { parsed in request.typoTolerance && Search.mayExpand(parsed) ? try Search.expanded(parsed, db: db) : parsed }
-                var search = Search(db: db, request: widened, parsed: parsed, predicate: predicate)
-                return try search.count()
-            }
+        let predicate = try Self.predicate(of: unpaged, db: db)
+        let widened = try Self.withEntityKinds(unpaged, db: db)
+        return try db.withTimeLimit(request.timeLimit) {
+            let parsed = try parsed.map { parsed in request.typoTolerance && Search.mayExpand(parsed) ? try Search.expanded(parsed, db: db) : parsed }
+            var search = Search(db: db, request: widened, parsed: parsed, predicate: predicate)
+            return try search.count()
         }
     }
 

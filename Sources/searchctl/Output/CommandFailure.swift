@@ -90,7 +90,7 @@ extension SearchIndexError {
         case .indexNotFound: .noInput
         case .folderNotFound: .cannotCreate
         case .invalidQuery, .invalidRequest, .invalidPredicate, .invalidLocation, .searchTooExpensive: .usage
-        case .busy: .temporaryFailure
+        case .busy, .cancelled: .temporaryFailure
         case .database: .software
         default: .dataError
         }
