@@ -10,11 +10,22 @@
 // BM25F: like FTS5's bm25, but each column's term frequency is normalized by that column's own length
 // against its own average, so a long column (a place's hundred alternate names) does not bury a match
 // in a short one (its name). Returns minus the score, like bm25: lower is better.
+//
+// The scoring itself (searchlight_scorer) knows nothing of FTS5: it takes a row's phrase instances, its
+// value lengths and rank, and the query's statistics. The FTS5 function below feeds it from xInst; the
+// PostgreSQL backend feeds it from the positions PostgreSQL stores. One ranking, two indexes.
 
-typedef struct RankData {
-    int phraseCount, columnCount;
-    double *idf;      // per phrase
-    double *average;  // per column: average length in tokens
+struct searchlight_scorer {
+    int phraseCount;
+    double *idf;       // per phrase
+    double average[SEARCHLIGHT_RANK_COLUMNS];  // per column: average length in tokens
+    int *phraseSize;   // per phrase: its tokens
+    double idfSum;
+    // Typo tolerance: each phrase's group and edits, from the plan ("0:0 0:1 1:0 -"); and scratch for the
+    // fewest edits a row matched per group. Without a plan every phrase is exact.
+    int *phraseGroup, *phraseEdits, *groupEdits;
+    int groupCount;
+    int wholeValues;  // whether whole-value matches can be told (every phrase in a group)
     // Scratch space reused row after row (one query, one thread): value starts, covered positions and
     // per-phrase frequencies of the column being scored.
     int *starts;
@@ -22,17 +33,58 @@ typedef struct RankData {
     unsigned char *covered;
     int coveredCapacity;
     double *frequencies;
-    // Typo tolerance: each phrase's group and edits, from the plan argument ("0:0 0:1 1:0 -"); and
-    // scratch for the fewest edits a row matched per group. Without a plan every phrase is exact.
-    int *phraseGroup, *phraseEdits, *groupEdits;
-    int groupCount;
-    int wholeValues;  // whether whole-value matches can be told (every phrase in a group)
+};
+
+void searchlight_scorer_free(searchlight_scorer *scorer) {
+    if (!scorer) return;
+    free(scorer->idf);
+    free(scorer->phraseSize);
+    free(scorer->phraseGroup);
+    free(scorer->starts);
+    free(scorer->covered);
+    free(scorer->frequencies);
+    free(scorer);
+}
+
+static int read_plan(searchlight_scorer *scorer, const char *plan);
+static int reserve(void **buffer, int *capacity, int count, size_t element);
+
+searchlight_scorer *searchlight_scorer_create(int phraseCount, const int *phraseSizes, const double *documentFrequencies,
+                                              long long rows, const double *averages, const char *plan) {
+    if (phraseCount < 0) return NULL;
+    searchlight_scorer *scorer = calloc(1, sizeof(searchlight_scorer));
+    if (!scorer) return NULL;
+    scorer->phraseCount = phraseCount;
+    scorer->idf = calloc((size_t)phraseCount + 1, sizeof(double));
+    scorer->phraseSize = calloc((size_t)phraseCount + 1, sizeof(int));
+    scorer->frequencies = calloc((size_t)phraseCount + 1, sizeof(double));
+    if (!scorer->idf || !scorer->phraseSize || !scorer->frequencies || read_plan(scorer, plan) != SQLITE_OK
+        || !reserve((void **)&scorer->starts, &scorer->startsCapacity, 1, sizeof(int))) {
+        searchlight_scorer_free(scorer);
+        return NULL;
+    }
+    for (int column = 0; column < SEARCHLIGHT_RANK_COLUMNS; column++) scorer->average[column] = averages[column];
+    for (int phrase = 0; phrase < phraseCount; phrase++) {
+        scorer->phraseSize[phrase] = phraseSizes[phrase];
+        double hits = documentFrequencies[phrase];
+        double idf = log(((double)rows - hits + 0.5) / (hits + 0.5));
+        scorer->idf[phrase] = idf > 1e-6 ? idf : 1e-6; // as bm25: very common terms still count a little
+        scorer->idfSum += scorer->idf[phrase];
+    }
+    return scorer;
+}
+
+// FTS5's side: the scorer, made once per query from FTS5's statistics and kept as auxdata, with what
+// top-k pruning keeps between rows.
+typedef struct RankData {
+    searchlight_scorer *scorer;
+    // Each row's instances, gathered from xInst for the scorer.
+    searchlight_instance *instances;
+    int instancesCapacity;
     // Top-k pruning (a query that keeps only its best k rows, see searchlight_rank): the k best scores so
-    // far as a min-heap, the sum of the phrases' IDFs that bounds a partial match, and the last row's
-    // result, for SQLite evaluating the function twice on one row.
+    // far as a min-heap, and the last row's result, for SQLite evaluating the function twice on one row.
     double *best;
     int bestCount, bestCapacity;
-    double idfSum;
     sqlite3_int64 lastRowid;
     int hasLast;
     double lastResult;
@@ -41,16 +93,11 @@ typedef struct RankData {
 static void rank_data_free(void *pointer) {
     RankData *data = pointer;
     if (!data) return;
-    free(data->starts);
-    free(data->covered);
-    free(data->frequencies);
-    free(data->phraseGroup);
+    searchlight_scorer_free(data->scorer);
+    free(data->instances);
     free(data->best);
     free(data);
 }
-
-static int read_plan(RankData *data, const char *plan);
-static int reserve(void **buffer, int *capacity, int count, size_t element);
 
 static int count_row(const Fts5ExtensionApi *api, Fts5Context *context, void *user) {
     (void)api; (void)context;
@@ -65,34 +112,35 @@ static RankData *rank_data(const Fts5ExtensionApi *api, Fts5Context *context, co
     int phrases = api->xPhraseCount(context), columns = api->xColumnCount(context);
     sqlite3_int64 rows = 0;
     if ((*rc = api->xRowCount(context, &rows)) != SQLITE_OK) return NULL;
-    data = calloc(1, sizeof(RankData) + sizeof(double) * (size_t)(phrases + columns));
-    if (!data) { *rc = SQLITE_NOMEM; return NULL; }
-    data->phraseCount = phrases;
-    data->columnCount = columns;
-    data->idf = (double *)(data + 1);
-    data->average = data->idf + phrases;
-    data->frequencies = calloc((size_t)phrases + 1, sizeof(double));
-    if (!data->frequencies) { free(data); *rc = SQLITE_NOMEM; return NULL; }
-    if ((*rc = read_plan(data, plan)) != SQLITE_OK) { rank_data_free(data); return NULL; }
-    for (int column = 0; column < columns; column++) {
+    double averages[SEARCHLIGHT_RANK_COLUMNS] = { 1.0, 1.0, 1.0, 1.0 };
+    for (int column = 0; column < columns && column < SEARCHLIGHT_RANK_COLUMNS; column++) {
         sqlite3_int64 total = 0;
-        if ((*rc = api->xColumnTotalSize(context, column, &total)) != SQLITE_OK) { rank_data_free(data); return NULL; }
-        data->average[column] = rows > 0 && total > 0 ? (double)total / (double)rows : 1.0;
+        if ((*rc = api->xColumnTotalSize(context, column, &total)) != SQLITE_OK) return NULL;
+        averages[column] = rows > 0 && total > 0 ? (double)total / (double)rows : 1.0;
     }
-    for (int phrase = 0; phrase < phrases; phrase++) {
+    int *sizes = calloc((size_t)phrases + 1, sizeof(int));
+    double *frequencies = calloc((size_t)phrases + 1, sizeof(double));
+    if (!sizes || !frequencies) { free(sizes); free(frequencies); *rc = SQLITE_NOMEM; return NULL; }
+    for (int phrase = 0; phrase < phrases && *rc == SQLITE_OK; phrase++) {
         sqlite3_int64 hits = 0;
-        if ((*rc = api->xQueryPhrase(context, phrase, &hits, count_row)) != SQLITE_OK) { rank_data_free(data); return NULL; }
-        double idf = log(((double)rows - (double)hits + 0.5) / ((double)hits + 0.5));
-        data->idf[phrase] = idf > 1e-6 ? idf : 1e-6; // as bm25: very common terms still count a little
-        data->idfSum += data->idf[phrase];
+        *rc = api->xQueryPhrase(context, phrase, &hits, count_row);
+        frequencies[phrase] = (double)hits;
+        sizes[phrase] = api->xPhraseSize(context, phrase);
     }
+    searchlight_scorer *scorer = *rc == SQLITE_OK ? searchlight_scorer_create(phrases, sizes, frequencies, rows, averages, plan) : NULL;
+    free(sizes);
+    free(frequencies);
+    if (!scorer) { if (*rc == SQLITE_OK) *rc = SQLITE_NOMEM; return NULL; }
+    data = calloc(1, sizeof(RankData));
+    if (!data) { searchlight_scorer_free(scorer); *rc = SQLITE_NOMEM; return NULL; }
+    data->scorer = scorer;
     if ((*rc = api->xSetAuxdata(context, data, rank_data_free)) != SQLITE_OK) return NULL;
     return data;
 }
 
 // The columns: display_name, title, text, keywords. Arguments: the four weights, the item's static rank,
 // its value lengths, the query's phrase plan, and how many best rows the query keeps (0: all).
-enum { TEXT_COLUMNS = 4, RANK_ARGUMENT = 4, LENGTHS_ARGUMENT = 5, PLAN_ARGUMENT = 6, KEEP_ARGUMENT = 7 };
+enum { TEXT_COLUMNS = SEARCHLIGHT_RANK_COLUMNS, RANK_ARGUMENT = 4, LENGTHS_ARGUMENT = 5, PLAN_ARGUMENT = 6, KEEP_ARGUMENT = 7 };
 
 // The most rows a pruning query keeps (its heap's size); beyond, every row is scored.
 enum { MAXIMUM_KEPT = 10000 };
@@ -124,7 +172,7 @@ static int keep_score(RankData *data, int keep, double score) {
 
 // Without a plan every phrase is exact and its own group (the first 64; a row matching a later one is
 // never a whole-value match).
-static void each_phrase_a_group(RankData *data) {
+static void each_phrase_a_group(searchlight_scorer *data) {
     data->groupCount = data->phraseCount < 64 ? data->phraseCount : 64;
     data->wholeValues = data->phraseCount <= 64;
     for (int phrase = 0; phrase < data->phraseCount; phrase++) {
@@ -135,7 +183,7 @@ static void each_phrase_a_group(RankData *data) {
 
 // Reads the phrase plan: "group:edits" per phrase in FTS5's order, "-" for an excluded phrase. A plan
 // that does not describe every phrase is ignored (every phrase then counts as exact).
-static int read_plan(RankData *data, const char *plan) {
+static int read_plan(searchlight_scorer *data, const char *plan) {
     int phrases = data->phraseCount;
     data->phraseGroup = calloc((size_t)phrases * 2 + 65, sizeof(int));
     if (!data->phraseGroup) return SQLITE_NOMEM;
@@ -167,11 +215,11 @@ static int read_plan(RankData *data, const char *plan) {
 
 // The typos of a row: per group of alternatives, the fewest edits among the phrases it matched (kept in
 // groupEdits, -1 for a group it did not match), summed.
-static int row_edits(const Fts5ExtensionApi *api, Fts5Context *context, RankData *data, int instances) {
+static int row_edits(searchlight_scorer *data, const searchlight_instance *instances, int count) {
     for (int group = 0; group < data->groupCount; group++) data->groupEdits[group] = -1;
-    for (int i = 0; i < instances; i++) {
-        int phrase = 0, column = 0, offset = 0;
-        if (api->xInst(context, i, &phrase, &column, &offset) != SQLITE_OK || phrase < 0 || phrase >= data->phraseCount) continue;
+    for (int i = 0; i < count; i++) {
+        int phrase = instances[i].phrase;
+        if (phrase < 0 || phrase >= data->phraseCount) continue;
         int group = data->phraseGroup[phrase], edits = data->phraseEdits[phrase];
         if (group < 0) continue;
         if (data->groupEdits[group] < 0 || edits < data->groupEdits[group]) data->groupEdits[group] = edits;
@@ -205,7 +253,7 @@ static const double exactWeights[TEXT_COLUMNS] = { 1.0, 0.9, 0.8, 0.7 };
 // two-billion-token column): FTS5 is asked instead.
 enum { MAXIMUM_READ_SIZE = 1 << 20 };
 
-static int read_sizes(const char *lengths, int *sizes) {
+int searchlight_value_lengths_sizes(const char *lengths, int *sizes) {
     if (!lengths) return 0;
     const char *first = strchr(lengths, '|'), *second = first ? strchr(first + 1, '|') : NULL;
     if (!second || strchr(second + 1, '|')) return 0;
@@ -235,7 +283,7 @@ static int read_sizes(const char *lengths, int *sizes) {
 // Every token position of a column as a value number: the text and keywords columns hold several values
 // (alternate names, tags), whose token counts the index keeps in value_lengths ("D T|3 1 2|1 1", or
 // "3 1 2|1 1" first). A column whose counts are missing or disagree with its size is one value.
-static int value_starts(const char *lengths, int sized, int column, int size, RankData *data) {
+static int value_starts(const char *lengths, int sized, int column, int size, searchlight_scorer *data) {
     int *starts = data->starts;
     if (column < 2 || !lengths) { starts[0] = 0; return 1; }
     const char *cursor = lengths;
@@ -269,8 +317,13 @@ static int value_of(const int *starts, int count, int position) {
     return low;
 }
 
-// searchlight_rank(items_fts, w0, w1, w2, w3, rank, value_lengths, plan): relevance, minus (lower is better, like bm25).
-//
+double searchlight_scorer_bound(const searchlight_scorer *scorer, double rank) {
+    const double k1 = 1.2;
+    double importance = log10(1 + (rank > 0 && isfinite(rank) ? rank : 0));
+    double whole = 1000.0 + 1.0 + importance, partial = scorer->idfSum * (k1 + 1.0) * (1.0 + 0.05 * importance);
+    return whole > partial ? whole : partial;
+}
+
 // A row whose one value (its name, one alternate name, one tag) is entirely what was typed — every token
 // of the value matched, and every query word the row matched found inside it, by the word itself or by its
 // closest typo expansion that the row holds — is a whole-value match:
@@ -279,84 +332,46 @@ static int value_of(const int *starts, int count, int position) {
 // frequencies normalized by that value's own length, the best value counting, so a long list of alternate
 // names neither dilutes nor piles up a match; times a mild 1 + 0.05·log10(1 + rank). Each edit of the
 // row's typo matches (per word, its closest expansion) then costs SEARCHLIGHT_TYPO_PENALTY.
-static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
-                             int argumentCount, sqlite3_value **arguments) {
+int searchlight_scorer_score(searchlight_scorer *data, const searchlight_instance *instances, int instanceCount,
+                             const int *sizes, int sized, const char *lengths, double rank, const double *weights, double *result) {
     const double k1 = 1.2, b = 0.75, averageValueLength = 2.0;
-    int rc = SQLITE_OK;
-    const char *plan = argumentCount > PLAN_ARGUMENT ? (const char *)sqlite3_value_text(arguments[PLAN_ARGUMENT]) : NULL;
-    RankData *data = rank_data(api, context, plan, &rc);
-    if (!data) { sqlite3_result_error_code(result, rc); return; }
-    double rank = argumentCount > RANK_ARGUMENT ? sqlite3_value_double(arguments[RANK_ARGUMENT]) : 0;
     double importance = log10(1 + (rank > 0 && isfinite(rank) ? rank : 0));
-    // Top-k pruning. A query ordered by this score that keeps its best k rows passes k: a row whose score
-    // cannot reach the k-th best seen so far is not scored, and gets that bound (itself below the k-th
-    // best, so it never enters the page). The bound: a whole-value match scores at most 1000 + 1 + importance
-    // (the heaviest column's weight is 1), a partial one at most the sum of the phrases' IDFs times k1 + 1,
-    // times 1 + 0.05·importance; typos only subtract. A row is pruned only when its bound is below a
-    // score already computed for another row, so the k best rows come out exactly as without pruning.
-    int keep = argumentCount > KEEP_ARGUMENT ? sqlite3_value_int(arguments[KEEP_ARGUMENT]) : 0;
-    if (keep < 0 || keep > MAXIMUM_KEPT) keep = 0;
-    sqlite3_int64 rowid = keep ? api->xRowid(context) : 0;
-    if (keep) {
-        if (data->hasLast && rowid == data->lastRowid) { sqlite3_result_double(result, data->lastResult); return; }
-        if (data->bestCount >= keep) {
-            double whole = 1000.0 + 1.0 + importance, partial = data->idfSum * (k1 + 1.0) * (1.0 + 0.05 * importance);
-            double bound = whole > partial ? whole : partial;
-            double kth = data->best[0];
-            // A margin for rounding: the bound and the score are computed in different orders.
-            if (bound < kth - 1e-9 * fabs(kth)) {
-                data->hasLast = 1; data->lastRowid = rowid; data->lastResult = -bound;
-                sqlite3_result_double(result, -bound);
-                return;
-            }
-        }
-    }
-    int columns = data->columnCount < TEXT_COLUMNS ? data->columnCount : TEXT_COLUMNS;
-    int instances = 0;
-    if ((rc = api->xInstCount(context, &instances)) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
-    const char *lengths = argumentCount > LENGTHS_ARGUMENT ? (const char *)sqlite3_value_text(arguments[LENGTHS_ARGUMENT]) : NULL;
     // One column at a time: values, then per value the phrases found, the positions covered and the
     // term frequencies.
     double bestExact = -1, bestPartial = 0;
     // The groups the row matched, each by its best (fewest-edit) phrases: a whole-value match is a value
     // that holds a best phrase of every one of them.
-    int edits = row_edits(api, context, data, instances);
+    int edits = row_edits(data, instances, instanceCount);
     unsigned long long rowMask = 0;
     for (int group = 0; group < data->groupCount; group++) if (data->groupEdits[group] >= 0) rowMask |= 1ULL << group;
-    if (!reserve((void **)&data->starts, &data->startsCapacity, 1, sizeof(int))) { sqlite3_result_error_nomem(result); return; }
-    int sizes[TEXT_COLUMNS] = { 0 };
-    int sized = read_sizes(lengths, sizes);
-    for (int column = 0; column < columns && rc == SQLITE_OK; column++) {
-        int size = sized ? sizes[column] : 0;
-        if (!sized && (rc = api->xColumnSize(context, column, &size)) != SQLITE_OK) continue;
+    for (int column = 0; column < TEXT_COLUMNS; column++) {
+        int size = sizes[column];
         if (size <= 0) continue;
         int hits = 0;
-        for (int i = 0; i < instances; i++) {
-            int phrase = 0, instanceColumn = 0, offset = 0;
-            if (api->xInst(context, i, &phrase, &instanceColumn, &offset) == SQLITE_OK && instanceColumn == column) hits++;
-        }
+        for (int i = 0; i < instanceCount; i++) if (instances[i].column == column) hits++;
         if (hits == 0) continue;
         int count = value_starts(lengths, sized, column, size, data);
         const int *starts = data->starts;
-        double weight = column < argumentCount ? sqlite3_value_double(arguments[column]) : 1.0;
+        double weight = weights[column];
         // Per value of this column: the phrase mask, covered positions (a position bitmap over the
-        // column), and each phrase's frequency. Values are visited in order of their instances.
-        if (!reserve((void **)&data->covered, &data->coveredCapacity, size, 1)) { sqlite3_result_error_nomem(result); return; }
+        // column), and each phrase's frequency. Instances come ordered by column, then offset: each
+        // value's instances are consecutive, and a value is scored when the next value (or the column's
+        // end) comes.
+        if (!reserve((void **)&data->covered, &data->coveredCapacity, size, 1)) return SQLITE_NOMEM;
         unsigned char *covered = data->covered;
         memset(covered, 0, (size_t)size);
         double *frequencies = data->frequencies;
-        // FTS5 returns instances ordered by column, then offset: each value's instances are consecutive,
-        // and a value is scored when the next value (or the column's end) comes.
         int current = -1;
         unsigned long long mask = 0;
-        for (int i = 0; i <= instances; i++) {
-            int phrase = -1, instanceColumn = -1, offset = 0, value = -1;
-            if (i < instances) {
-                if (api->xInst(context, i, &phrase, &instanceColumn, &offset) != SQLITE_OK || instanceColumn != column
-                    || offset < 0 || offset >= size || phrase < 0 || phrase >= data->phraseCount) continue;
+        for (int i = 0; i <= instanceCount; i++) {
+            int phrase = -1, offset = 0, value = -1;
+            if (i < instanceCount) {
+                phrase = instances[i].phrase;
+                offset = instances[i].offset;
+                if (instances[i].column != column || offset < 0 || offset >= size || phrase < 0 || phrase >= data->phraseCount) continue;
                 value = value_of(starts, count, offset);
             }
-            if (i == instances || value != current) {
+            if (i == instanceCount || value != current) {
                 if (current >= 0) {
                     int first = starts[current], last = current + 1 < count ? starts[current + 1] : size;
                     int length = last - first, coveredCount = 0;
@@ -378,24 +393,85 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
                     }
                     if (score > bestPartial) bestPartial = score;
                 }
-                if (i == instances) break;
+                if (i == instanceCount) break;
                 current = value;
                 mask = 0;
             }
             int group = data->phraseGroup[phrase];
             if (group >= 0 && data->phraseEdits[phrase] == data->groupEdits[group]) mask |= 1ULL << group;
             frequencies[phrase] += 1;
-            int phraseSize = api->xPhraseSize(context, phrase);
+            int phraseSize = data->phraseSize[phrase];
             // Only a word's closest alternatives cover a value: a near-miss beside the word typed changes nothing.
             if (group < 0 || data->phraseEdits[phrase] == data->groupEdits[group]) {
                 for (int position = offset; position < offset + (phraseSize > 0 ? phraseSize : 1) && position < size; position++) covered[position] = 1;
             }
         }
     }
-    if (rc != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
     double score = bestExact >= 0 ? 1000.0 + bestExact * (1.0 + importance) : bestPartial * (1.0 + 0.05 * importance);
     // Every edit costs more than any score: rows matched as typed come first, then one typo, then two.
-    score -= SEARCHLIGHT_TYPO_PENALTY * edits;
+    *result = score - SEARCHLIGHT_TYPO_PENALTY * edits;
+    return SQLITE_OK;
+}
+
+// searchlight_rank(items_fts, w0, w1, w2, w3, rank, value_lengths, plan, keep): relevance, minus (lower is
+// better, like bm25). The row's instances and column sizes come from FTS5 and go to the scorer.
+static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
+                             int argumentCount, sqlite3_value **arguments) {
+    int rc = SQLITE_OK;
+    const char *plan = argumentCount > PLAN_ARGUMENT ? (const char *)sqlite3_value_text(arguments[PLAN_ARGUMENT]) : NULL;
+    RankData *data = rank_data(api, context, plan, &rc);
+    if (!data) { sqlite3_result_error_code(result, rc); return; }
+    double rank = argumentCount > RANK_ARGUMENT ? sqlite3_value_double(arguments[RANK_ARGUMENT]) : 0;
+    // Top-k pruning. A query ordered by this score that keeps its best k rows passes k: a row whose score
+    // cannot reach the k-th best seen so far is not scored, and gets that bound (itself below the k-th
+    // best, so it never enters the page). The bound: a whole-value match scores at most 1000 + 1 + importance
+    // (the heaviest column's weight is 1), a partial one at most the sum of the phrases' IDFs times k1 + 1,
+    // times 1 + 0.05·importance; typos only subtract. A row is pruned only when its bound is below a
+    // score already computed for another row, so the k best rows come out exactly as without pruning.
+    int keep = argumentCount > KEEP_ARGUMENT ? sqlite3_value_int(arguments[KEEP_ARGUMENT]) : 0;
+    if (keep < 0 || keep > MAXIMUM_KEPT) keep = 0;
+    sqlite3_int64 rowid = keep ? api->xRowid(context) : 0;
+    if (keep) {
+        if (data->hasLast && rowid == data->lastRowid) { sqlite3_result_double(result, data->lastResult); return; }
+        if (data->bestCount >= keep) {
+            double bound = searchlight_scorer_bound(data->scorer, rank);
+            double kth = data->best[0];
+            // A margin for rounding: the bound and the score are computed in different orders.
+            if (bound < kth - 1e-9 * fabs(kth)) {
+                data->hasLast = 1; data->lastRowid = rowid; data->lastResult = -bound;
+                sqlite3_result_double(result, -bound);
+                return;
+            }
+        }
+    }
+    int columns = api->xColumnCount(context);
+    if (columns > TEXT_COLUMNS) columns = TEXT_COLUMNS;
+    int instances = 0;
+    if ((rc = api->xInstCount(context, &instances)) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
+    if (!reserve((void **)&data->instances, &data->instancesCapacity, instances + 1, sizeof(searchlight_instance))) { sqlite3_result_error_nomem(result); return; }
+    // FTS5 gives instances ordered by column, then offset, as the scorer wants them.
+    int gathered = 0;
+    for (int i = 0; i < instances; i++) {
+        int phrase = 0, column = 0, offset = 0;
+        if (api->xInst(context, i, &phrase, &column, &offset) != SQLITE_OK || column >= columns) continue;
+        data->instances[gathered++] = (searchlight_instance){ phrase, column, offset };
+    }
+    const char *lengths = argumentCount > LENGTHS_ARGUMENT ? (const char *)sqlite3_value_text(arguments[LENGTHS_ARGUMENT]) : NULL;
+    int sizes[TEXT_COLUMNS] = { 0 };
+    int sized = searchlight_value_lengths_sizes(lengths, sizes);
+    for (int column = 0; column < columns && !sized; column++) {
+        // Only the columns this row matched in need a size: xColumnSize runs a statement.
+        int matched = 0;
+        for (int i = 0; i < gathered && !matched; i++) matched = data->instances[i].column == column;
+        if (matched && (rc = api->xColumnSize(context, column, &sizes[column])) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
+    }
+    double weights[TEXT_COLUMNS] = { 1.0, 1.0, 1.0, 1.0 };
+    for (int column = 0; column < TEXT_COLUMNS && column < argumentCount; column++) weights[column] = sqlite3_value_double(arguments[column]);
+    double score = 0;
+    if ((rc = searchlight_scorer_score(data->scorer, data->instances, gathered, sizes, sized, lengths, rank, weights, &score)) != SQLITE_OK) {
+        sqlite3_result_error_code(result, rc);
+        return;
+    }
     if (keep) {
         if (!keep_score(data, keep, score)) { sqlite3_result_error_nomem(result); return; }
         data->hasLast = 1; data->lastRowid = rowid; data->lastResult = -score;

@@ -68,6 +68,45 @@ typedef int (*searchlight_term_callback)(void *context, const char *term, int le
 /// there were too many to keep (none are passed: read the vocabulary instead), or -1 on failure.
 int searchlight_drain_terms(sqlite3 *db, void *context, searchlight_term_callback callback);
 
+/// The text columns a score weighs: display name, title, text, keywords.
+#define SEARCHLIGHT_RANK_COLUMNS 4
+
+/// One occurrence of a query phrase in a row: the phrase (in the query's numbering), the column, and the
+/// token position within the column where it starts.
+typedef struct searchlight_instance {
+    int phrase;
+    int column;
+    int offset;
+} searchlight_instance;
+
+/// Searchlight's relevance for one query (BM25F per value, whole-value matches first, static rank, typo
+/// penalties): what `searchlight_rank` computes inside FTS5, for any index that can list a row's phrase
+/// instances. Not thread-safe: one query, one thread.
+typedef struct searchlight_scorer searchlight_scorer;
+
+/// A scorer for a query of `phraseCount` phrases: each phrase's size in tokens and the rows holding it
+/// (its document frequency), the rows in all, each column's average length in tokens, and the phrase
+/// plan (`group:edits` per phrase, `-` for an excluded one; NULL: every phrase exact, its own group).
+/// NULL when memory runs out.
+searchlight_scorer *searchlight_scorer_create(int phraseCount, const int *phraseSizes, const double *documentFrequencies,
+                                              long long rows, const double *averages, const char *plan);
+
+/// Frees a scorer.
+void searchlight_scorer_free(searchlight_scorer *scorer);
+
+/// Scores a row (higher is better) into `result` from its instances ordered by column, then offset; its
+/// column sizes (`sized`: read from the current value-lengths format); its value lengths
+/// (`"D T|3 1 2|1 1"`); its static rank; and the four column weights. Returns an SQLite result code.
+int searchlight_scorer_score(searchlight_scorer *scorer, const searchlight_instance *instances, int instanceCount,
+                             const int *sizes, int sized, const char *lengths, double rank, const double *weights, double *result);
+
+/// The best score a row of this static rank can reach in the query (top-k pruning's bound).
+double searchlight_scorer_bound(const searchlight_scorer *scorer, double rank);
+
+/// Reads the four column sizes from value lengths in the current format; 1 when they were read, 0 when
+/// they are missing, in the first format, or implausible.
+int searchlight_value_lengths_sizes(const char *lengths, int *sizes);
+
 /// A sorted array of row ids, bound to a statement as a pointer for `searchlight_in_ids(rowid, ?)`.
 /// The caller keeps the array and this struct alive while the statement runs.
 typedef struct searchlight_id_set {

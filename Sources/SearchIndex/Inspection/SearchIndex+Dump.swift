@@ -31,7 +31,7 @@ extension SearchIndex {
         }
     }
 
-    static func split(_ joined: String) -> [String] {
+    package static func split(_ joined: String) -> [String] {
         joined.isEmpty ? [] : joined.components(separatedBy: fieldSeparator)
     }
 }
@@ -48,6 +48,15 @@ public struct IndexStatistics: Sendable, Hashable {
     public var schemaVersion: Int
     /// Every store's checkpoint.
     public var checkpoints: [StoreCheckpoint]
+
+    /// Statistics of an index on another backend.
+    package init(itemsPerEntity: [String: Int], locatedItems: Int, sizeInBytes: Int64, schemaVersion: Int, checkpoints: [StoreCheckpoint]) {
+        self.itemsPerEntity = itemsPerEntity
+        self.locatedItems = locatedItems
+        self.sizeInBytes = sizeInBytes
+        self.schemaVersion = schemaVersion
+        self.checkpoints = checkpoints
+    }
 }
 
 extension SearchIndex {

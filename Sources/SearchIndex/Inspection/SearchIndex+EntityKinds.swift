@@ -10,8 +10,13 @@ extension SearchIndex {
 
     static func entitiesOfKind(_ entities: [String], db: Database) throws -> [String] {
         guard !entities.isEmpty else { return [] }
+        return entitiesOfKind(entities, checkpoints: try fetchCheckpoints(db))
+    }
+
+    /// `entities` and every sub-entity of each, as these checkpoints' models say.
+    package static func entitiesOfKind(_ entities: [String], checkpoints: [StoreCheckpoint]) -> [String] {
         var children: [String: Set<String>] = [:]
-        for checkpoint in try fetchCheckpoints(db) {
+        for checkpoint in checkpoints {
             for (child, parent) in checkpoint.entityParents { children[parent, default: []].insert(child) }
         }
         var result = Set(entities)

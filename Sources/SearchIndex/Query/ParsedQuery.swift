@@ -38,7 +38,7 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         }
 
         /// The term and its expansions as FTS5 phrases, in order, with the edits of each.
-        var phrases: [(expression: String, edits: Int)] {
+        package var phrases: [(expression: String, edits: Int)] {
             [(expression, 0)] + expansions.map { expansion in
                 // Quoted as the term itself is, scalar by scalar.
                 (Term(text: expansion.term, tokens: [expansion.term], isPrefix: expansion.isPrefix, isPhrase: false).expression, expansion.edits)
@@ -67,7 +67,7 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
     /// Each FTS5 phrase of ``expression``, in FTS5's numbering, as `group:edits` (`-` for excluded ones):
     /// the ranking function counts a row's typos from it, the fewest edits of the phrases it matched in each
     /// group, so that exact matches always come first.
-    var phrasePlan: String {
+    package var phrasePlan: String {
         var plan: [String] = []
         for (index, group) in required.enumerated() {
             for term in group { plan += term.phrases.map { "\(index):\($0.edits)" } }

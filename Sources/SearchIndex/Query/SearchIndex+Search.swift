@@ -8,7 +8,8 @@ extension SearchIndex {
     /// whole-value match (a name or one alternate name that is all of what was typed) above every partial
     /// match, ordered by the item's static rank; partial matches score BM25F per value, so a long list
     /// of alternate names neither buries nor piles up a match (see README, Relevance).
-    static let weights = "10.0, 6.0, 2.0, 1.0"
+    package static let columnWeights: [Double] = [10.0, 6.0, 2.0, 1.0]
+    static let weights = columnWeights.map { "\($0)" }.joined(separator: ", ")
     /// Its last argument is the query's phrase plan (``ParsedQuery/phrasePlan``), bound before the MATCH
     /// expression: each edit of a typo match costs ``typoPenalty``, more than any score.
     static let rankFunction = "searchlight_rank(items_fts, \(weights), i.rank, i.value_lengths, ?)"
@@ -18,9 +19,9 @@ extension SearchIndex {
     /// The most rows a query keeps with pruning (the ranking function's own limit).
     static let maximumPrunedPage = 10_000
     /// What one edit subtracts from a score (the ranking function's constant).
-    static let typoPenalty = Double(SEARCHLIGHT_TYPO_PENALTY)
+    package static let typoPenalty = Double(SEARCHLIGHT_TYPO_PENALTY)
     /// The largest score a row reaches without typos, far below one penalty.
-    static let scoreCeiling = 1e5
+    package static let scoreCeiling = 1e5
 
     /// Runs a search in one read transaction.
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
@@ -145,7 +146,7 @@ extension SearchIndex {
         return names
     }
 
-    static func validate(_ request: SearchRequest) throws(SearchIndexError) -> ParsedQuery? {
+    package static func validate(_ request: SearchRequest) throws(SearchIndexError) -> ParsedQuery? {
         let parsed = try request.query.map { text throws(SearchIndexError) in try QueryParser.parse(text, lastWordIsPrefix: request.lastWordIsPrefix) }
         if parsed == nil && request.near == nil && request.boundingBox == nil && request.filter == nil {
             throw .invalidRequest(.nothingToSearch)

@@ -71,7 +71,7 @@ extension SearchIndex {
     }
 
     /// The value lengths of an item as stored (schema migrations).
-    static func valueLengths(displayName: String, title: String, text: [String], keywords: [String]) -> String {
+    package static func valueLengths(displayName: String, title: String, text: [String], keywords: [String]) -> String {
         valueLengths(displayName: SearchTokenizer.documentStream(of: displayName), title: SearchTokenizer.documentStream(of: title),
                      text: (text, SearchTokenizer.documentStream(of: joined(text))),
                      keywords: (keywords, SearchTokenizer.documentStream(of: joined(keywords))))

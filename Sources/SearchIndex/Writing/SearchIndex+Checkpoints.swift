@@ -44,11 +44,11 @@ extension SearchIndex {
     }
 
     /// `Child<TAB>Parent` lines, sorted, or NULL when there are none.
-    static func parentsText(_ parents: [String: String]) -> String? {
+    package static func parentsText(_ parents: [String: String]) -> String? {
         parents.isEmpty ? nil : parents.sorted { $0.key < $1.key }.map { "\($0.key)\t\($0.value)" }.joined(separator: "\n")
     }
 
-    static func parents(_ text: String?) -> [String: String] {
+    package static func parents(_ text: String?) -> [String: String] {
         var parents: [String: String] = [:]
         for line in (text ?? "").split(separator: "\n") {
             let parts = line.split(separator: "\t", maxSplits: 1)
@@ -58,5 +58,5 @@ extension SearchIndex {
     }
 
     /// Text fields are stored joined by U+001F, which no tokenizer treats as part of a word.
-    static let fieldSeparator = "\u{1F}"
+    package static let fieldSeparator = "\u{1F}"
 }
