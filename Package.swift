@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 let package = Package(
@@ -13,12 +13,21 @@ let package = Package(
         .executable(name: "searchctl", targets: ["searchctl"]),
         .executable(name: "searchbench", targets: ["searchbench"]),
         .executable(name: "appsim", targets: ["appsim"]),
+        // The index on PostgreSQL + PostGIS (issue 16): empty unless built with `--traits PostgreSQL`.
+        .library(name: "PostgresIndex", targets: ["PostgresIndex"]),
+    ],
+    traits: [
+        // The PostgreSQL backend: builds postgres-nio (minutes on two cores), so the default build and the
+        // Quick start leave it out. `swift build --traits PostgreSQL`, `swift test --traits PostgreSQL`.
+        .trait(name: "PostgreSQL"),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
         // `swift package generate-documentation`: the libraries' DocC catalogs, built in CI.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         // Raw DEFLATE for Z_MODELCACHE: Core Data stores the model archive without a zlib header.
@@ -60,6 +69,15 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // Batches bind values straight onto prepared statements (see searchbench index).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
+        // The index on PostgreSQL + PostGIS: the same items, checkpoints and answers as SearchIndex's SQLite
+        // file, for many stores and many machines. Compiled only with the PostgreSQL trait.
+        .target(
+            name: "PostgresIndex",
+            dependencies: [
+                "SearchIndex", "CSearchTokenizer",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),
             ]),
         // The exporter: follows a store's history into the index. Talks to both storage modules' APIs, no SQL.
         .target(
@@ -111,6 +129,10 @@ let package = Package(
         .testTarget(
             name: "AppSimTests",
             dependencies: ["TestScratch", "CoreDataStore", "CoreDataStoreWriter", "CZlib", "appsim", .product(name: "GRDB", package: "GRDB.swift")]),
+        // Starts its own PostgreSQL clusters on 127.0.0.1 (initdb, pg_ctl); compiled only with the PostgreSQL trait.
+        .testTarget(
+            name: "PostgresIndexTests",
+            dependencies: ["TestScratch", "PostgresIndex", "SearchIndex"]),
         .testTarget(
             name: "searchctlTests",
             dependencies: ["TestScratch", "CoreDataStore", "CoreDataStoreWriter", "searchctl"]),
@@ -127,7 +149,7 @@ if Context.environment["SEARCHLIGHT_FUZZ"] == "1" {
         .target(name: "CFuzzDriver"),
         .executableTarget(
             name: "searchlight-fuzz",
-            dependencies: ["CFuzzDriver", "CoreDataStore", "SearchIndex", "CSearchTokenizer", "Indexer", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["CFuzzDriver", "CoreDataStore", "SearchIndex", "CSearchTokenizer", "Indexer", "PostgresIndex", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
     package.products.append(.executable(name: "searchlight-fuzz", targets: ["searchlight-fuzz"]))
 }

@@ -89,8 +89,10 @@ struct FollowModeTests {
         await recorder.stop()
         #expect(Date().timeIntervalSince(stopping) < 5)
         #expect(recorder.stops.count == 1 && recorder.stops[0] == nil)
-        // Far below the 30 s poll even on a loaded machine (13 ms p50 when it is not: README, follow).
-        #expect(latencies.allSatisfy { $0 < 2 }, "save → findable: \(latencies)")
+        // Far below the 30 s poll: only a notification can have woken it. A third of the poll, not a latency
+        // figure (13 ms p50 on an idle machine: README, follow; the benchmark measures it): in the full suite on
+        // two cores a first save once took 2.7 s, and a bound of 2 s failed there.
+        #expect(latencies.allSatisfy { $0 < 10 }, "save → findable: \(latencies)")
     }
 
     @Test("a save between the last catch-up and the service's start is not lost")

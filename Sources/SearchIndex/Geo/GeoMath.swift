@@ -5,7 +5,7 @@ package enum GeoMath {
     /// Earth's mean radius in meters (IUGG).
     package static let earthRadius = 6_371_008.8
     /// Half the equator: no two points are farther apart.
-    static let maximumDistance = Double.pi * earthRadius
+    package static let maximumDistance = Double.pi * earthRadius
 
     /// Great-circle distance in meters (haversine, stable for small and antipodal distances).
     package static func distance(_ latitude1: Double, _ longitude1: Double, _ latitude2: Double, _ longitude2: Double) -> Double {

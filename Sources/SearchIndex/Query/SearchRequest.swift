@@ -105,6 +105,19 @@ public struct SearchHit: Sendable, Hashable {
     /// Edits between the words typed and the terms this hit matched (0: matched as typed); hits with
     /// fewer typos always rank first.
     public var typos = 0
+
+    /// A hit found by another backend.
+    package init(uri: String, entity: String, displayName: String, score: Double, latitude: Double?, longitude: Double?,
+                 distance: Double?, snippet: String?) {
+        self.uri = uri
+        self.entity = entity
+        self.displayName = displayName
+        self.score = score
+        self.latitude = latitude
+        self.longitude = longitude
+        self.distance = distance
+        self.snippet = snippet
+    }
 }
 
 /// How a search was carried out, for `explain` and tests.
@@ -167,4 +180,11 @@ public struct SearchResults: Sendable {
     public var suggestion: QuerySuggestion?
     /// Every match, not only this page, when the request asked (``SearchRequest/countsTotal``).
     public var total: Int?
+
+    /// Results of another backend.
+    package init(hits: [SearchHit], plan: SearchPlan, parsedQuery: ParsedQuery?) {
+        self.hits = hits
+        self.plan = plan
+        self.parsedQuery = parsedQuery
+    }
 }

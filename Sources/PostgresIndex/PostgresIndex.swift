@@ -1,0 +1,134 @@
+#if PostgreSQL
+import Foundation
+import Logging
+import PostgresNIO
+import SearchIndex
+
+/// Searchlight's index on PostgreSQL + PostGIS: the items, checkpoints and answers of an SQLite index
+/// file, in one database that many exporters write and many readers (and replicas) search.
+///
+/// Text is tokenized by Searchlight's ICU tokenizer and stored as a `tsvector` with positions (GIN);
+/// places are `geography(Point)` (GiST); ranking is the SQLite index's own scoring code, fed with the
+/// positions PostgreSQL stores. Each store has one writer at a time (``PostgresIndexWriter``), enforced by
+/// an advisory lock in the database, and each batch commits with its store's checkpoint.
+public final class PostgresIndex: Sendable {
+    /// Where the index is.
+    public let location: PostgresLocation
+    /// One connection per index value: PostgreSQL runs its statements one after another, and
+    /// postgres-nio queues concurrent searches on it.
+    let connection: PostgresConnection
+
+    /// Logs nothing: errors reach the caller as ``PostgresIndexError``.
+    static let logger: Logger = {
+        var logger = Logger(label: "searchlight.postgres")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    private init(location: PostgresLocation, connection: PostgresConnection) {
+        self.location = location
+        self.connection = connection
+    }
+
+    /// Connects to the index at `location`; with `creating`, creates or migrates its schema first (a
+    /// writer), otherwise only checks that the database holds an index this build can read (a reader,
+    /// which may be a read-only replica).
+    public static func open(_ location: PostgresLocation, creating: Bool) async throws(PostgresIndexError) -> PostgresIndex {
+        let connection = try await connect(location)
+        let index = PostgresIndex(location: location, connection: connection)
+        do {
+            if creating { try await index.migrate() } else { try await index.checkSchema() }
+        } catch {
+            await index.close()
+            throw error
+        }
+        return index
+    }
+
+    /// Opens a connection to the server.
+    static func connect(_ location: PostgresLocation) async throws(PostgresIndexError) -> PostgresConnection {
+        var configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
+                                                             password: location.password, database: location.database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(10)
+        do {
+            return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        } catch {
+            throw .unreachable(location: location.description, reason: Self.reason(error))
+        }
+    }
+
+    /// Closes the connection.
+    public func close() async {
+        try? await connection.close()
+    }
+
+    // MARK: Statements
+
+    /// Runs a statement and collects its rows.
+    func rows(_ sql: String, _ bindings: PostgresBindings = PostgresBindings(), on connection: PostgresConnection? = nil) async throws(PostgresIndexError) -> [PostgresRow] {
+        try await Self.rows(sql, bindings, on: connection ?? self.connection)
+    }
+
+    static func rows(_ sql: String, _ bindings: PostgresBindings = PostgresBindings(), on connection: PostgresConnection) async throws(PostgresIndexError) -> [PostgresRow] {
+        do {
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger) { rows.append(row) }
+            return rows
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    /// Runs statements that return nothing (schema scripts, transaction control), one after another: the
+    /// extended protocol takes one statement at a time. Scripts hold no semicolon but between statements.
+    static func execute(_ script: String, on connection: PostgresConnection) async throws(PostgresIndexError) {
+        for statement in script.split(separator: ";") where !statement.allSatisfy(\.isWhitespace) {
+            _ = try await rows(String(statement), on: connection)
+        }
+    }
+
+    /// The error a statement's failure reports.
+    static func mapped(_ error: any Error) -> PostgresIndexError {
+        if let error = error as? PostgresIndexError { return error }
+        if let error = error as? PSQLError, let message = error.serverInfo?[.message] {
+            return .server(message: message, sqlState: error.serverInfo?[.sqlState])
+        }
+        return .server(message: reason(error), sqlState: nil)
+    }
+
+    /// What went wrong, in words: the server's message when there is one.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return "\(underlying)" }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+
+    /// The first row's single value, nil when there is no row or the value is NULL.
+    func value<Value: PostgresDecodable>(_ sql: String, _ bindings: PostgresBindings = PostgresBindings(), as type: Value.Type) async throws(PostgresIndexError) -> Value? {
+        try await Self.value(sql, bindings, on: connection, as: type)
+    }
+
+    static func value<Value: PostgresDecodable>(_ sql: String, _ bindings: PostgresBindings = PostgresBindings(), on connection: PostgresConnection,
+                                                as: Value.Type) async throws(PostgresIndexError) -> Value? {
+        guard let row = try await rows(sql, bindings, on: connection).first else { return nil }
+        let cell = row.makeRandomAccess()[0]
+        guard cell.bytes != nil else { return nil }
+        do { return try cell.decode(Value.self) } catch { throw .server(message: "unexpected column values: \(error)", sqlState: nil) }
+    }
+
+    /// Decodes a row, reporting a mismatch as a server error (a damaged or foreign table).
+    static func decode<each T: PostgresDecodable>(_ row: PostgresRow, as: (repeat each T).Type) throws(PostgresIndexError) -> (repeat each T) {
+        do { return try row.decode((repeat each T).self) } catch { throw .server(message: "unexpected column values: \(error)", sqlState: nil) }
+    }
+}
+
+extension PostgresBindings {
+    /// Appends a value, or NULL.
+    mutating func appendOptional<Value: PostgresNonThrowingEncodable & Sendable>(_ value: Value?) {
+        if let value { append(value) } else { appendNull() }
+    }
+}
+#endif

@@ -1,0 +1,53 @@
+import SearchIndex
+
+/// Why an index on PostgreSQL could not do what was asked, worded for the person at the terminal.
+public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The index location is not a `postgres://user@host:port/database` URL.
+    case invalidLocation(String, reason: String)
+    /// This build has no PostgreSQL backend (it was built without the `PostgreSQL` trait).
+    case notBuilt
+    /// The server could not be reached or refused the connection.
+    case unreachable(location: String, reason: String)
+    /// The server refused a statement.
+    case server(message: String, sqlState: String?)
+    /// Another exporter writes this store into the database (its advisory lock is held).
+    case writerActive(storeUUID: String, holder: String?)
+    /// The store's checkpoint moved under this writer: another process wrote the store.
+    case checkpointMoved(storeUUID: String, expected: Int64, found: Int64?)
+    /// The database holds a newer schema than this build knows.
+    case schemaTooNew(found: Int, supported: Int)
+    /// The database has no Searchlight index (a reader never creates one).
+    case notAnIndex(location: String)
+    /// A request the PostgreSQL backend does not answer yet.
+    case unsupported(String)
+    /// The request itself is invalid (the same errors the SQLite index gives).
+    case search(SearchIndexError)
+
+    /// A one-line explanation that names the fix.
+    public var description: String {
+        switch self {
+        case .invalidLocation(let text, let reason):
+            return "'\(text)' is not a PostgreSQL index location (\(reason)); write postgres://USER@HOST:PORT/DATABASE"
+        case .notBuilt:
+            return "this build has no PostgreSQL backend; build it with `swift build --traits PostgreSQL`"
+        case .unreachable(let location, let reason):
+            return "cannot connect to \(location): \(reason); check that the server runs and accepts this user"
+        case .server(let message, let state):
+            return "PostgreSQL refused a statement: \(message)" + (state.map { " (SQLSTATE \($0))" } ?? "")
+        case .writerActive(let uuid, let holder):
+            return "another exporter is writing store \(uuid) into this database" + (holder.map { " (\($0))" } ?? "")
+                + "; stop it, or wait until it finishes"
+        case .checkpointMoved(let uuid, let expected, let found):
+            return "store \(uuid)'s checkpoint moved from token \(expected) to \(found.map(String.init) ?? "none") under this writer; "
+                + "another process wrote it: run the exporter again"
+        case .schemaTooNew(let found, let supported):
+            return "the database holds index schema \(found), newer than this searchctl's \(supported); use a newer searchctl"
+        case .notAnIndex(let location):
+            return "\(location) holds no Searchlight index; create it with `searchctl index --store S --index \(location)`"
+        case .unsupported(let what):
+            return "the PostgreSQL index does not support \(what) yet; use an SQLite index for it"
+        case .search(let error):
+            return error.description
+        }
+    }
+}

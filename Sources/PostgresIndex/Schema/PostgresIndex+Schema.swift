@@ -1,0 +1,95 @@
+#if PostgreSQL
+import PostgresNIO
+
+extension PostgresIndex {
+    /// The schema this build writes and reads.
+    public static let schemaVersion = 1
+
+    /// Each version's script, applied in order inside one transaction. Never edit one that shipped: add the next.
+    static let migrations: [String] = [
+        """
+        CREATE EXTENSION IF NOT EXISTS postgis;
+        CREATE TABLE searchlight_stores (
+            uuid text PRIMARY KEY,
+            path text NOT NULL,
+            token bigint NOT NULL,
+            token_timestamp double precision,
+            model_digest text,
+            configuration_digest text,
+            configuration text,
+            entity_parents text,
+            export_state text,
+            updated_at double precision NOT NULL,
+            -- The ranking's statistics, kept per store so that concurrent writers of different stores never
+            -- touch one row: items, and the positions of each column over them.
+            items bigint NOT NULL DEFAULT 0,
+            name_positions bigint NOT NULL DEFAULT 0,
+            title_positions bigint NOT NULL DEFAULT 0,
+            text_positions bigint NOT NULL DEFAULT 0,
+            keyword_positions bigint NOT NULL DEFAULT 0
+        );
+        CREATE TABLE searchlight_items (
+            uri text PRIMARY KEY,
+            store_uuid text NOT NULL,
+            entity text NOT NULL,
+            display_name text NOT NULL,
+            title text NOT NULL,
+            text text NOT NULL,
+            keywords text NOT NULL,
+            latitude double precision,
+            longitude double precision,
+            place geography(Point, 4326),
+            date double precision,
+            rank double precision NOT NULL,
+            value_lengths text NOT NULL,
+            attributes text NOT NULL,
+            digest text NOT NULL,
+            name_positions integer NOT NULL,
+            title_positions integer NOT NULL,
+            text_positions integer NOT NULL,
+            keyword_positions integer NOT NULL,
+            terms tsvector NOT NULL
+        );
+        CREATE INDEX searchlight_items_terms ON searchlight_items USING gin (terms);
+        CREATE INDEX searchlight_items_place ON searchlight_items USING gist (place);
+        CREATE INDEX searchlight_items_latitude ON searchlight_items (latitude) WHERE latitude IS NOT NULL;
+        CREATE INDEX searchlight_items_store ON searchlight_items (store_uuid);
+        CREATE INDEX searchlight_items_entity ON searchlight_items (entity, uri);
+        CREATE TABLE searchlight_shown_values (
+            uri text PRIMARY KEY,
+            store_uuid text NOT NULL,
+            digest text NOT NULL
+        );
+        CREATE INDEX searchlight_shown_values_store ON searchlight_shown_values (store_uuid);
+        """,
+    ]
+
+    /// Creates or migrates the schema; many exporters starting at once take turns (a transaction-scoped
+    /// advisory lock), and a database newer than this build is refused, never downgraded.
+    func migrate() async throws(PostgresIndexError) {
+        try await Self.execute("BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('searchlight schema', 0));", on: connection)
+        do {
+            try await Self.execute("CREATE TABLE IF NOT EXISTS searchlight_schema (version integer NOT NULL)", on: connection)
+            let current = try await value("SELECT max(version) FROM searchlight_schema", as: Int.self) ?? 0
+            guard current <= Self.schemaVersion else { throw PostgresIndexError.schemaTooNew(found: current, supported: Self.schemaVersion) }
+            for version in (current + 1)..<(Self.schemaVersion + 1) {
+                try await Self.execute(Self.migrations[version - 1], on: connection)
+                try await Self.execute("INSERT INTO searchlight_schema (version) VALUES (\(version))", on: connection)
+            }
+            try await Self.execute("COMMIT", on: connection)
+        } catch {
+            try? await Self.execute("ROLLBACK", on: connection)
+            throw Self.mapped(error)
+        }
+    }
+
+    /// Checks that the database holds an index this build reads.
+    func checkSchema() async throws(PostgresIndexError) {
+        let exists = try await value("SELECT to_regclass('searchlight_schema') IS NOT NULL", as: Bool.self) ?? false
+        guard exists else { throw .notAnIndex(location: location.description) }
+        let version = try await value("SELECT max(version) FROM searchlight_schema", as: Int.self)
+        guard let version, version >= 1 else { throw .notAnIndex(location: location.description) }
+        guard version <= Self.schemaVersion else { throw .schemaTooNew(found: version, supported: Self.schemaVersion) }
+    }
+}
+#endif

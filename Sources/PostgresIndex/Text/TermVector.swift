@@ -1,0 +1,82 @@
+import SearchIndex
+
+/// An item's four texts as a PostgreSQL `tsvector`: every token Searchlight's tokenizer gives FTS5 (words
+/// and identifiers' parts), at FTS5's position, the column told by the weight (A display name, B title,
+/// C text, D keywords).
+///
+/// Text is tokenized here, by the same ICU tokenizer as the SQLite index, never by PostgreSQL's parsers:
+/// CJK and Thai are segmented into words, and a phrase or prefix matches exactly what it matches in
+/// SQLite. Columns are one position apart, so that no phrase spans two of them (FTS5's phrases stay in
+/// one column; values within a column are adjacent there too).
+struct TermVector {
+    /// Positions PostgreSQL keeps: 1 through 16,383 (later ones are stored as 16,383).
+    static let maximumPosition = 16_383
+    /// Positions PostgreSQL keeps per lexeme.
+    static let maximumPositionsPerLexeme = 256
+    /// Bytes PostgreSQL accepts in one lexeme.
+    static let maximumLexemeBytes = 2_046
+    /// Bytes of lexemes (and positions) PostgreSQL accepts in one tsvector; kept well below its 1 MiB.
+    static let maximumBytes = 900_000
+
+    /// The tsvector's text form (`'lexeme':1A,5A 'other':2C`).
+    let literal: String
+    /// Each column's size in positions, as FTS5 counts them.
+    let columnSizes: [Int]
+
+    /// The vector of four column texts (display name, title, joined text, joined keywords).
+    init(columns: [String]) {
+        var positions: [String: [(Int, Character)]] = [:]
+        var order: [String] = []
+        var sizes: [Int] = []
+        var base = 0
+        for (column, text) in columns.enumerated() {
+            let weight: Character = ["A", "B", "C", "D"][min(column, 3)]
+            var position = -1
+            for token in SearchTokenizer.tokens(in: text, withParts: true) {
+                if !token.isPart || position < 0 { position += 1 }
+                if positions[token.text] == nil { order.append(token.text) }
+                positions[token.text, default: []].append((min(base + position + 1, Self.maximumPosition), weight))
+            }
+            sizes.append(position + 1)
+            base += position + 2
+        }
+        var literal = ""
+        var bytes = 0
+        for lexeme in order {
+            let length = lexeme.utf8.count
+            guard length > 0, length <= Self.maximumLexemeBytes, bytes + length < Self.maximumBytes else { continue }
+            bytes += length + 8
+            guard let list = positions[lexeme] else { continue }
+            // PostgreSQL keeps a lexeme's positions distinct and sorted; the first occurrence of each wins.
+            var seen = Set<Int>()
+            var kept: [(Int, Character)] = []
+            for entry in list where seen.insert(entry.0).inserted && kept.count < Self.maximumPositionsPerLexeme { kept.append(entry) }
+            kept.sort { $0.0 < $1.0 }
+            if !literal.isEmpty { literal += " " }
+            literal += Self.quoted(lexeme) + ":" + kept.map { "\($0.0)\($0.1)" }.joined(separator: ",")
+        }
+        self.literal = literal
+        self.columnSizes = sizes
+    }
+
+    /// A lexeme quoted for tsvector and tsquery input: in single quotes, quotes and backslashes doubled.
+    static func quoted(_ lexeme: String) -> String {
+        var quoted = "'"
+        for character in lexeme.unicodeScalars {
+            if character == "'" || character == "\\" { quoted.unicodeScalars.append(character) }
+            quoted.unicodeScalars.append(character)
+        }
+        return quoted + "'"
+    }
+
+    /// The first tsvector position of each column, from the columns' sizes.
+    static func bases(columnSizes sizes: [Int]) -> [Int] {
+        var bases: [Int] = []
+        var base = 0
+        for size in sizes {
+            bases.append(base)
+            base += size + 1
+        }
+        return bases
+    }
+}

@@ -1,0 +1,170 @@
+#if PostgreSQL
+import Foundation
+import PostgresIndex
+import SearchIndex
+import Testing
+import TestScratch
+
+/// The same Corpus items in an SQLite index and in PostgreSQL: every search answers the same hits, in the
+/// same order, with the same scores and distances.
+@Suite("PostgreSQL and SQLite answer alike", .serialized)
+struct CrossBackendTests {
+    static let store = "7A1B2C3D-0000-4000-8000-00000000C0DE"
+
+    /// The Corpus's places as items, as its configuration shows them: the name, the ASCII name as title,
+    /// alternate names and the time zone as text, the country as keyword, the population as rank.
+    static func corpusItems() throws -> [IndexedItem] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-dc", root.appendingPathComponent("Corpus/places.tsv.gz").path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        var items: [IndexedItem] = []
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count >= 9, let id = Int(fields[0]), let latitude = Double(fields[3]), let longitude = Double(fields[4]) else { continue }
+            let alternates = fields[8].isEmpty ? [] : fields[8].components(separatedBy: "|")
+            items.append(IndexedItem(uri: "x-coredata://\(store)/Place/p\(id)", entity: "Place", displayName: fields[1], title: fields[2],
+                                     text: alternates + [fields[7]], keywords: [fields[5]], latitude: latitude, longitude: longitude,
+                                     rank: Double(fields[6]) ?? 0))
+        }
+        return items
+    }
+
+    /// A few items without a place, and of another entity, so that entity and place filters matter.
+    static let extras: [IndexedItem] = [
+        IndexedItem(uri: "x-coredata://\(store)/Note/p1", entity: "Note", displayName: "Tokyo trip", text: ["shinjuku station", "東京 旅行"]),
+        IndexedItem(uri: "x-coredata://\(store)/Note/p2", entity: "Note", displayName: "Paris notes", title: "Paris", keywords: ["travel"]),
+        IndexedItem(uri: "x-coredata://\(store)/Note/p3", entity: "Note", displayName: "DeviceMigrationState_FD0781A4", text: ["example.com camelCase"]),
+    ]
+
+    /// Both indexes, written batch by batch with the same checkpoints.
+    static func indexes(_ cluster: PostgresCluster) async throws -> (SearchIndex, PostgresIndex) {
+        let items = try corpusItems() + extras
+        let sqlite = try SearchIndex(path: Scratch.folder.appendingPathComponent("cross-\(UUID().uuidString).searchindex").path, mode: .readWrite(permissions: 0o600))
+        let postgres = try await PostgresIndex.open(try PostgresLocation(cluster.url()), creating: true)
+        let writer = try await PostgresIndexWriter.open(postgres, storeUUID: store)
+        for (number, start) in stride(from: 0, to: items.count, by: 5_000).enumerated() {
+            let batch = IndexBatch(upserts: Array(items[start..<min(start + 5_000, items.count)]),
+                                   checkpoint: StoreCheckpoint(storeUUID: store, storePath: "/tmp/Places.sqlite", token: Int64(number + 1)))
+            _ = try sqlite.apply(batch)
+            _ = try await writer.apply(batch)
+        }
+        await writer.close()
+        return (sqlite, postgres)
+    }
+
+    static let queries: [String] = [
+        "tokyo", "paris", "san", "city", "new york", "\"new york\"", "san*", "sa*", "ber*", "los angeles", "rio OR lima",
+        "springfield -illinois", "zürich", "zurich", "東京", "横浜", "москва", "القاهرة", "กรุงเทพ", "europe/paris", "america",
+        "saint louis", "st*", "x", "deviceMigrationState", "fd0781a4", "example", "camel", "travel", "\"los angeles\" OR \"las vegas\"",
+        "-paris tokyo", "new yo*", "mexico city", "são paulo", "köln", "cologne", "asia/tokyo", "de", "o'fallon",
+    ]
+
+    /// One cluster and one pair of indexes (34,009 items each) for every check: writing them is most of the time.
+    @Test("the Corpus in both: the same pages, places, dumps and statistics")
+    func sameAnswers() async throws {
+        try await Self.withIndexes { sqlite, postgres in
+            try await text(sqlite, postgres)
+            try await places(sqlite, postgres)
+            try await dump(sqlite, postgres)
+        }
+    }
+
+    /// Words, phrases, prefixes, OR, exclusion, every script, pages past the first.
+    func text(_ sqlite: SearchIndex, _ postgres: PostgresIndex) async throws {
+        do {
+            var hits = 0
+            for query in Self.queries {
+                for (limit, offset) in [(20, 0), (7, 5)] {
+                    var request = SearchRequest(query: query, limit: limit, offset: offset)
+                    request.typoTolerance = false
+                    hits += try await Self.compare(request, sqlite, postgres)
+                }
+            }
+            // Not a comparison of two empty answers.
+            #expect(hits > 500)
+            var prefix = SearchRequest(query: "san fr", limit: 10)
+            (prefix.lastWordIsPrefix, prefix.typoTolerance) = (true, false)
+            try await Self.compare(prefix, sqlite, postgres)
+            var notes = SearchRequest(query: "tokyo", entities: ["Note"])
+            notes.typoTolerance = false
+            try await Self.compare(notes, sqlite, postgres)
+        }
+    }
+
+    /// Radius, box (across the antimeridian too), nearest, words with a place.
+    func places(_ sqlite: SearchIndex, _ postgres: PostgresIndex) async throws {
+        do {
+            let zurich = try Coordinate(latitude: 47.3769, longitude: 8.5417)
+            let fiji = try Coordinate(latitude: -17.7134, longitude: 178.065)
+            let requests: [SearchRequest] = [
+                SearchRequest(near: zurich, radius: 30_000, limit: 1_000),
+                SearchRequest(near: zurich, limit: 10),
+                SearchRequest(near: fiji, limit: 25),
+                SearchRequest(near: try Coordinate(latitude: 89.9, longitude: 0), limit: 5),
+                SearchRequest(boundingBox: try BoundingBox(minLatitude: 45, minLongitude: 5, maxLatitude: 48, maxLongitude: 11), limit: 50),
+                SearchRequest(boundingBox: try BoundingBox(minLatitude: -25, minLongitude: 170, maxLatitude: -10, maxLongitude: -170), limit: 50),
+                SearchRequest(query: "san", near: try Coordinate(latitude: 37.77, longitude: -122.42), radius: 200_000, limit: 20),
+                SearchRequest(query: "san", near: try Coordinate(latitude: 37.77, longitude: -122.42), radius: 200_000, sort: .distance, limit: 20),
+                SearchRequest(query: "saint", near: try Coordinate(latitude: 45.5, longitude: -73.6), sort: .distance, limit: 10),
+                SearchRequest(query: "city", near: zurich, limit: 10),
+                SearchRequest(query: "ber*", boundingBox: try BoundingBox(minLatitude: 40, minLongitude: -10, maxLatitude: 60, maxLongitude: 30), limit: 30),
+            ]
+            var hits = 0
+            for var request in requests {
+                request.typoTolerance = false
+                hits += try await Self.compare(request, sqlite, postgres)
+            }
+            #expect(hits > 200)
+        }
+    }
+
+    /// Dumps and statistics.
+    func dump(_ sqlite: SearchIndex, _ postgres: PostgresIndex) async throws {
+        do {
+            let expected = try await sqlite.dump()
+            let found = try await postgres.dump()
+            #expect(found.count == expected.count)
+            #expect(found == expected)
+            let statistics = try await postgres.statistics()
+            #expect(statistics.itemsPerEntity == (try sqlite.statistics()).itemsPerEntity)
+            #expect(statistics.locatedItems == (try sqlite.statistics()).locatedItems)
+            #expect(statistics.checkpoints.map(\.token) == [7])
+        }
+    }
+
+    /// Compares one search's pages; returns the hits.
+    @discardableResult
+    static func compare(_ request: SearchRequest, _ sqlite: SearchIndex, _ postgres: PostgresIndex, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Int {
+        let expected = try await sqlite.search(request).hits
+        let found = try await postgres.search(request).hits
+        let label = "\(request.query ?? "-") near \(request.near.map(String.init(describing:)) ?? "-") limit \(request.limit) offset \(request.offset)"
+        #expect(found.map(\.uri) == expected.map(\.uri), "\(label)", sourceLocation: sourceLocation)
+        for (hit, want) in zip(found, expected) where hit.uri == want.uri {
+            #expect(abs(hit.score - want.score) <= 1e-9 * max(1, abs(want.score)), "\(label): \(hit.uri) score \(hit.score) ≠ \(want.score)", sourceLocation: sourceLocation)
+            #expect(hit.distance == want.distance, "\(label): \(hit.uri) distance", sourceLocation: sourceLocation)
+            #expect(hit.typos == want.typos && hit.displayName == want.displayName && hit.latitude == want.latitude, "\(label)", sourceLocation: sourceLocation)
+        }
+        return expected.count
+    }
+
+    /// Runs a test with both indexes, or skips it (CI fails it instead) when PostgreSQL is not installed.
+    static func withIndexes(_ body: (SearchIndex, PostgresIndex) async throws -> Void) async throws {
+        if let reason = PostgresCluster.unavailability {
+            if PostgresCluster.required { Issue.record("SEARCHLIGHT_REQUIRE_POSTGRES=1, but \(reason)") }
+            else { print("skipped: \(reason)") }
+            return
+        }
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let (sqlite, postgres) = try await indexes(cluster)
+        do { try await body(sqlite, postgres) } catch { await postgres.close(); throw error }
+        await postgres.close()
+    }
+}
+#endif

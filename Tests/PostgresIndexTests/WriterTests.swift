@@ -1,0 +1,134 @@
+#if PostgreSQL
+import Foundation
+import PostgresIndex
+import SearchIndex
+import Testing
+
+/// One writer per store, enforced by the database; every batch with its checkpoint, exactly once.
+@Suite("PostgreSQL writers", .serialized)
+struct WriterTests {
+    static func item(_ store: String, _ key: Int, _ name: String) -> IndexedItem {
+        IndexedItem(uri: "x-coredata://\(store)/Thing/p\(key)", entity: "Thing", displayName: name, latitude: 10, longitude: Double(key % 180))
+    }
+
+    static func batch(_ store: String, token: Int64, upserts: [IndexedItem] = [], deletes: [String] = []) -> IndexBatch {
+        IndexBatch(upserts: upserts, deletes: deletes, checkpoint: StoreCheckpoint(storeUUID: store, storePath: "/stores/\(store).sqlite", token: token))
+    }
+
+    @Test("a second writer of a store is refused by the database and named; other stores write beside it; a closed writer frees its store")
+    func oneWriterPerStore() async throws {
+        guard let cluster = try Self.cluster() else { return }
+        defer { cluster.stop() }
+        let location = try PostgresLocation(cluster.url())
+        let index = try await PostgresIndex.open(location, creating: true)
+        let first = try await PostgresIndexWriter.open(index, storeUUID: "STORE-A")
+        let refused = await Self.failure { _ = try await PostgresIndexWriter.open(index, storeUUID: "STORE-A") }
+        guard case .writerActive(let uuid, let holder)? = refused else { Issue.record("not refused: \(String(describing: refused))"); return }
+        #expect(uuid == "STORE-A")
+        #expect(holder?.contains("server process") == true)
+        #expect(refused?.description.contains("another exporter is writing store STORE-A") == true)
+        let other = try await PostgresIndexWriter.open(index, storeUUID: "STORE-B")
+        _ = try await other.apply(Self.batch("STORE-B", token: 1, upserts: [Self.item("STORE-B", 1, "beside")]))
+        await first.close()
+        let again = try await PostgresIndexWriter.open(index, storeUUID: "STORE-A")
+        _ = try await again.apply(Self.batch("STORE-A", token: 1, upserts: [Self.item("STORE-A", 1, "after")]))
+        #expect(try await index.checkpoints().map(\.storeUUID) == ["STORE-A", "STORE-B"])
+        await again.close()
+        await other.close()
+        await index.close()
+    }
+
+    @Test("inserts, updates, unchanged items and deletes are counted; the checkpoint moves with them; removing a store removes its items")
+    func batches() async throws {
+        guard let cluster = try Self.cluster() else { return }
+        defer { cluster.stop() }
+        let index = try await PostgresIndex.open(try PostgresLocation(cluster.url()), creating: true)
+        let writer = try await PostgresIndexWriter.open(index, storeUUID: "S")
+        let items = (1...5).map { Self.item("S", $0, "item \($0)") }
+        #expect(try await writer.apply(Self.batch("S", token: 3, upserts: items)) == BatchResult(inserted: 5))
+        var renamed = items[1]
+        renamed.displayName = "renamed"
+        let result = try await writer.apply(Self.batch("S", token: 4, upserts: [items[0], renamed], deletes: [items[4].uri, "x-coredata://S/Thing/p99"]))
+        #expect(result == BatchResult(updated: 1, deleted: 1, unchanged: 1))
+        #expect(try await index.checkpoint(storeUUID: "S")?.token == 4)
+        #expect(try await index.dump().map(\.displayName) == ["item 1", "renamed", "item 3", "item 4"])
+        var search = SearchRequest(query: "renamed")
+        search.typoTolerance = false
+        #expect(try await index.search(search).hits.map(\.uri) == [renamed.uri])
+        #expect(try await index.statistics().itemsPerEntity == ["Thing": 4])
+        #expect(try await writer.removeStore() == 4)
+        #expect(try await index.dump().isEmpty)
+        #expect(try await index.checkpoint(storeUUID: "S") == nil)
+        await writer.close()
+        await index.close()
+    }
+
+    @Test("a reader refuses a database without an index and an unreachable server, with the fix in the message")
+    func readerErrors() async throws {
+        guard let cluster = try Self.cluster() else { return }
+        defer { cluster.stop() }
+        let location = try PostgresLocation(cluster.url())
+        let empty = await Self.failure { _ = try await PostgresIndex.open(location, creating: false) }
+        #expect(empty == .notAnIndex(location: location.description))
+        #expect(empty?.description.contains("searchctl index --store S --index postgres://") == true)
+        let closed = try PostgresLocation("postgres://nobody@127.0.0.1:\(try PostgresCluster.freePort())/none")
+        let unreachable = await Self.failure { _ = try await PostgresIndex.open(closed, creating: false) }
+        guard case .unreachable? = unreachable else { Issue.record("connected to a closed port: \(String(describing: unreachable))"); return }
+    }
+
+    @Test("a streaming replica answers searches and shows, per store, the token it has replayed")
+    func replica() async throws {
+        guard let primary = try Self.cluster() else { return }
+        defer { primary.stop() }
+        let index = try await PostgresIndex.open(try PostgresLocation(primary.url()), creating: true)
+        let writer = try await PostgresIndexWriter.open(index, storeUUID: "S")
+        _ = try await writer.apply(Self.batch("S", token: 1, upserts: [Self.item("S", 1, "harbour lights")]))
+        let replica = try PostgresCluster(replicaOf: primary)
+        defer { replica.stop() }
+        let reader = try await PostgresIndex.open(try PostgresLocation(replica.url()), creating: false)
+        var request = SearchRequest(query: "harbour")
+        request.typoTolerance = false
+        #expect(try await reader.search(request).hits.map(\.uri) == ["x-coredata://S/Thing/p1"])
+        // A later batch reaches the replica by streaming: its token and its items together.
+        _ = try await writer.apply(Self.batch("S", token: 2, upserts: [Self.item("S", 2, "lighthouse keeper")]))
+        let deadline = Date().addingTimeInterval(20)
+        while try await reader.checkpoint(storeUUID: "S")?.token != 2, Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
+        #expect(try await reader.checkpoint(storeUUID: "S")?.token == 2)
+        request.query = "lighthouse"
+        #expect(try await reader.search(request).hits.map(\.uri) == ["x-coredata://S/Thing/p2"])
+        // The replica is read-only: a writer there is refused by the server, not by Searchlight.
+        let refused = await Self.failure { _ = try await PostgresIndex.open(try PostgresLocation(replica.url()), creating: true) }
+        guard case .server? = refused else { Issue.record("a writer opened on a replica: \(String(describing: refused))"); return }
+        await reader.close()
+        await writer.close()
+        await index.close()
+    }
+
+    @Test("locations: what is read, what is refused")
+    func locations() throws {
+        let location = try PostgresLocation("postgres://app:s%40cret@db.example:6543/search%20index")
+        #expect(location.user == "app" && location.password == "s@cret" && location.host == "db.example" && location.port == 6543)
+        #expect(location.database == "search index")
+        #expect(location.description == "postgres://app@db.example:6543/search index")
+        #expect(try PostgresLocation("postgresql://u@h/d").port == 5432)
+        for bad in ["postgres://h/d", "postgres://u@/d", "postgres://u@h", "postgres://u@h:0/d", "postgres://u@h:99999/d", "file.searchindex", "postgres://u@h/a/b", "postgres://u@h/d%00x", "postgres://u%0A@h/d"] {
+            #expect(throws: PostgresIndexError.self, "\(bad)") { _ = try PostgresLocation(bad) }
+        }
+    }
+
+    /// The error a body throws, or nil when it succeeds.
+    static func failure(_ body: () async throws -> Void) async -> PostgresIndexError? {
+        do { try await body() } catch { return error as? PostgresIndexError ?? .server(message: "\(error)", sqlState: nil) }
+        return nil
+    }
+
+    /// A cluster, or nil (the test skipped; failed under SEARCHLIGHT_REQUIRE_POSTGRES=1) when PostgreSQL is missing.
+    static func cluster() throws -> PostgresCluster? {
+        if let reason = PostgresCluster.unavailability {
+            if PostgresCluster.required { Issue.record("SEARCHLIGHT_REQUIRE_POSTGRES=1, but \(reason)") } else { print("skipped: \(reason)") }
+            return nil
+        }
+        return try PostgresCluster()
+    }
+}
+#endif
