@@ -40,6 +40,10 @@ struct CrossBackendTests {
         IndexedItem(uri: "x-coredata://\(store)/Note/p1", entity: "Note", displayName: "Tokyo trip", text: ["shinjuku station", "東京 旅行"]),
         IndexedItem(uri: "x-coredata://\(store)/Note/p2", entity: "Note", displayName: "Paris notes", title: "Paris", keywords: ["travel"]),
         IndexedItem(uri: "x-coredata://\(store)/Note/p3", entity: "Note", displayName: "DeviceMigrationState_FD0781A4", text: ["example.com camelCase"]),
+        // Prefixes match bytes, not Characters: क is a prefix of किताब, ก of กิน.
+        IndexedItem(uri: "x-coredata://\(store)/Note/p4", entity: "Note", displayName: "किताब घर", text: ["กินข้าว"]),
+        // Identifier parts that repeat a word at one position.
+        IndexedItem(uri: "x-coredata://\(store)/Note/p5", entity: "Note", displayName: "test_test nameName", keywords: ["test"]),
     ]
 
     /// Both indexes, written batch by batch with the same checkpoints.
@@ -58,11 +62,15 @@ struct CrossBackendTests {
         return (sqlite, postgres)
     }
 
+    /// Queries whose answers differ, for a reason the backend has yet to mirror.
+    static let knownDifferences: Set<String> = ["name"]
+
     static let queries: [String] = [
         "tokyo", "paris", "san", "city", "new york", "\"new york\"", "san*", "sa*", "ber*", "los angeles", "rio OR lima",
         "springfield -illinois", "zürich", "zurich", "東京", "横浜", "москва", "القاهرة", "กรุงเทพ", "europe/paris", "america",
         "saint louis", "st*", "x", "deviceMigrationState", "fd0781a4", "example", "camel", "travel", "\"los angeles\" OR \"las vegas\"",
         "-paris tokyo", "new yo*", "mexico city", "são paulo", "köln", "cologne", "asia/tokyo", "de", "o'fallon",
+        "क*", "कि*", "ก*", "กิ*", "test", "name", "test_test", "back\\slash",
     ]
 
     /// One cluster and one pair of indexes (34,009 items each) for every check: writing them is most of the time.
@@ -83,7 +91,15 @@ struct CrossBackendTests {
                 for (limit, offset) in [(20, 0), (7, 5)] {
                     var request = SearchRequest(query: query, limit: limit, offset: offset)
                     request.typoTolerance = false
-                    hits += try await Self.compare(request, sqlite, postgres)
+                    if Self.knownDifferences.contains(query) {
+                        // Kept running and reported: only the pages holding the item differ.
+                        await withKnownIssue("FTS5 counts a part repeated at one position (nameName: name, name) twice; the tsvector once",
+                                             isIntermittent: true) {
+                            hits += try await Self.compare(request, sqlite, postgres)
+                        }
+                    } else {
+                        hits += try await Self.compare(request, sqlite, postgres)
+                    }
                 }
             }
             // Not a comparison of two empty answers.
@@ -131,10 +147,27 @@ struct CrossBackendTests {
             let found = try await postgres.dump()
             #expect(found.count == expected.count)
             #expect(found == expected)
+            // A batch that deletes a URI it also upserts, upserts one URI twice, and carries an impossible place:
+            // both backends keep the same thing.
+            let odd = IndexBatch(upserts: [
+                IndexedItem(uri: "x-coredata://\(Self.store)/Note/p7", entity: "Note", displayName: "first"),
+                IndexedItem(uri: "x-coredata://\(Self.store)/Note/p7", entity: "Note", displayName: "second"),
+                IndexedItem(uri: "x-coredata://\(Self.store)/Note/p8", entity: "Note", displayName: "gone"),
+                IndexedItem(uri: "x-coredata://\(Self.store)/Note/p9", entity: "Note", displayName: "nowhere", latitude: 95, longitude: 10),
+            ], deletes: ["x-coredata://\(Self.store)/Note/p8"], checkpoint: StoreCheckpoint(storeUUID: Self.store, storePath: "/tmp/Places.sqlite", token: 8))
+            _ = try sqlite.apply(odd)
+            let writer = try await PostgresIndexWriter.open(postgres, storeUUID: Self.store)
+            _ = try await writer.apply(odd)
+            await writer.close()
+            #expect(try await postgres.dump(entities: ["Note"]) == (try await sqlite.dump(entities: ["Note"])))
             let statistics = try await postgres.statistics()
             #expect(statistics.itemsPerEntity == (try sqlite.statistics()).itemsPerEntity)
             #expect(statistics.locatedItems == (try sqlite.statistics()).locatedItems)
-            #expect(statistics.checkpoints.map(\.token) == [7])
+            #expect(statistics.checkpoints.map(\.token) == [8])
+            // Typo tolerance needs a term dictionary this backend does not have yet: refused, never answered otherwise.
+            await #expect(throws: PostgresIndexError.self) { _ = try await postgres.search(SearchRequest(query: "zurch")) }
+            // A page that exact matches fill needs no typos, on either backend.
+            #expect(try await postgres.search(SearchRequest(query: "saint", limit: 5)).hits.map(\.uri) == (try await sqlite.search(SearchRequest(query: "saint", limit: 5))).hits.map(\.uri))
         }
     }
 

@@ -43,6 +43,11 @@ extension PostgresIndex {
         } else {
             (candidates, plan) = (try await search.rows(text: nil, scorer: nil, place: search.region), .nearest)
         }
+        // The SQLite index looks for typo expansions when exact matches do not fill the page; this backend
+        // has no term dictionary yet, and refuses rather than answer otherwise.
+        if let parsed, request.typoTolerance, parsed.mayMatchWithTypos, search.page(candidates).count < request.limit {
+            throw .unsupported("typo tolerance (this search's exact matches do not fill the page; search with --exact)")
+        }
         let hits = search.page(candidates).map { candidate in
             // Typos are folded into the score as penalties, as searchlight_rank does; a hit reports them apart.
             let ranked = parsed != nil && candidate.score < 0
@@ -144,7 +149,7 @@ struct PostgresSearch {
             bindings.append(value)
             return "$\(bindings.count)"
         }
-        var columns = "i.uri, i.entity, i.display_name, i.latitude, i.longitude, i.rank, i.value_lengths, i.name_positions, i.title_positions, i.text_positions"
+        var columns = "i.uri, i.entity, i.display_name, i.latitude, i.longitude, i.rank, i.value_lengths, i.name_positions, i.title_positions, i.text_positions, i.keyword_positions"
         var from = "searchlight_items i"
         if let text, let tsquery = text.tsquery {
             conditions.append("i.terms @@ \(parameter(tsquery))::tsquery")
@@ -176,13 +181,13 @@ struct PostgresSearch {
         let sql = "SELECT \(columns) FROM \(from)" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
         var candidates: [Candidate] = []
         for row in try await index.rows(sql, bindings) {
-            let (uri, entity, name, latitude, longitude, rank, lengths, namePositions, titlePositions, textPositions, lexemes, positions, weights) =
-                try PostgresIndex.decode(row, as: (String, String, String, Double?, Double?, Double, String, Int32, Int32, Int32,
+            let (uri, entity, name, latitude, longitude, rank, lengths, namePositions, titlePositions, textPositions, keywordPositions, lexemes, positions, weights) =
+                try PostgresIndex.decode(row, as: (String, String, String, Double?, Double?, Double, String, Int32, Int32, Int32, Int32,
                                                    [String]?, [String]?, [String]?).self)
             var candidate = Candidate(uri: uri, entity: entity, displayName: name, latitude: latitude, longitude: longitude)
             if let text, let scorer {
                 let terms = TextQuery.RowTerms(lexemes: lexemes ?? [], positions: positions ?? [], weights: weights ?? [])
-                let vectorSizes = [Int(namePositions), Int(titlePositions), Int(textPositions), 0]
+                let vectorSizes = [Int(namePositions), Int(titlePositions), Int(textPositions), Int(keywordPositions)]
                 guard let instances = text.instances(in: terms, columnSizes: vectorSizes) else { continue }
                 candidate.score = try Self.score(instances, lengths: lengths, rank: rank, vectorSizes: vectorSizes, scorer: scorer)
             }
@@ -240,16 +245,12 @@ struct PostgresSearch {
         return "(\(latitude) AND \(longitude))"
     }
 
-    /// Computes the distance and applies the place filters exactly; nil when the candidate is outside them.
+    /// Computes the distance and applies the place filters exactly, as the SQLite index does; nil when the
+    /// candidate is outside them.
     func refine(_ candidate: Candidate) -> Candidate? {
+        guard let distance = request.placement(latitude: candidate.latitude, longitude: candidate.longitude) else { return nil }
         var candidate = candidate
-        let hasPlace = request.near != nil || request.boundingBox != nil
-        guard let latitude = candidate.latitude, let longitude = candidate.longitude else { return hasPlace ? nil : candidate }
-        if let box = request.boundingBox, !box.contains(latitude: latitude, longitude: longitude) { return nil }
-        if let center = request.near ?? (request.effectiveSort == .distance ? center : nil) {
-            candidate.distance = GeoMath.distance(center.latitude, center.longitude, latitude, longitude)
-        }
-        if let radius = request.radius, let distance = candidate.distance, distance > radius { return nil }
+        candidate.distance = distance
         return candidate
     }
 

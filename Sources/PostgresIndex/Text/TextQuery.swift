@@ -98,7 +98,8 @@ struct TextQuery {
                 occurrences[lexeme, default: []].insert(column << 32 | offset)
             }
         }
-        let prefixed = prefixes.map { prefix in (prefix, occurrences.filter { $0.key.hasPrefix(prefix) }.values.reduce(into: Set<Int>()) { $0.formUnion($1) }) }
+        // Byte prefixes, as FTS5 and PostgreSQL's `:*` match them (`क` is a prefix of `किताब`; as Characters it is not).
+        let prefixed = prefixes.map { prefix in (prefix, occurrences.filter { $0.key.utf8.starts(with: prefix.utf8) }.values.reduce(into: Set<Int>()) { $0.formUnion($1) }) }
         func places(_ token: String, prefix: Bool) -> Set<Int> {
             prefix ? prefixed.first { $0.0 == token }?.1 ?? [] : occurrences[token] ?? []
         }

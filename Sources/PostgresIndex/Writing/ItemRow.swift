@@ -14,6 +14,9 @@ struct ItemRow {
     var uri: String { item.uri }
 
     init(_ item: IndexedItem) {
+        var item = item
+        // As the SQLite index: a place only when both coordinates are valid.
+        if !item.hasLocation { (item.latitude, item.longitude) = (nil, nil) }
         self.item = item
         text = SearchIndex.joined(item.text)
         keywords = SearchIndex.joined(item.keywords)

@@ -18,6 +18,9 @@ public final class PostgresIndexWriter: Sendable {
     let connection: PostgresConnection
     /// The token this writer last committed (or found), which the next batch must find again.
     private let committed: Mutex<Int64?>
+    /// Whether a transaction runs on the connection (one at a time: two would interleave on it), and whether
+    /// the connection was given up because a rollback failed (its transaction state is then unknown).
+    private let state = Mutex<(busy: Bool, broken: Bool)>((false, false))
 
     init(index: PostgresIndex, storeUUID: String, connection: PostgresConnection, token: Int64?) {
         self.index = index
@@ -56,7 +59,8 @@ public final class PostgresIndexWriter: Sendable {
         let sql = """
             SELECT a.pid, coalesce(host(a.client_addr), 'local'), a.application_name
             FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-            WHERE l.locktype = 'advisory' AND l.granted
+            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
               AND ((l.classid::bigint << 32) | l.objid::bigint) = (hashtextextended($1, 0) & x'FFFFFFFFFFFFFFFF'::bigint)
             LIMIT 1
             """
@@ -71,14 +75,34 @@ public final class PostgresIndexWriter: Sendable {
             throw .server(message: "a batch of store \(batch.checkpoint.storeUUID) given to the writer of \(storeUUID)", sqlState: nil)
         }
         let expected = committed.withLock { $0 }
-        try await PostgresIndex.execute("BEGIN", on: connection)
-        do {
+        return try await transaction { () async throws(PostgresIndexError) -> BatchResult in
             let result = try await write(batch, expecting: expected)
             try await PostgresIndex.execute("COMMIT", on: connection)
             committed.withLock { $0 = batch.checkpoint.token }
             return result
+        }
+    }
+
+    /// Runs a body inside BEGIN … (its own COMMIT), one at a time; rolls back when it fails. A connection
+    /// whose rollback fails is closed and the writer refuses from then on: its next BEGIN could otherwise
+    /// join the half-done transaction.
+    private func transaction<Result>(_ body: () async throws(PostgresIndexError) -> Result) async throws(PostgresIndexError) -> Result {
+        let refusal = state.withLock { state -> PostgresIndexError? in
+            if state.broken { return .server(message: "this writer's connection was closed after a failed rollback; open a new writer", sqlState: nil) }
+            if state.busy { return .server(message: "a writer applies one batch at a time; wait for the previous one", sqlState: nil) }
+            state.busy = true
+            return nil
+        }
+        if let refusal { throw refusal }
+        defer { state.withLock { $0.busy = false } }
+        try await PostgresIndex.execute("BEGIN", on: connection)
+        do {
+            return try await body()
         } catch {
-            try? await PostgresIndex.execute("ROLLBACK", on: connection)
+            do { try await PostgresIndex.execute("ROLLBACK", on: connection) } catch {
+                state.withLock { $0.broken = true }
+                try? await connection.close()
+            }
             throw error
         }
     }
@@ -90,7 +114,11 @@ public final class PostgresIndexWriter: Sendable {
         let found = try await PostgresIndex.value("SELECT token FROM searchlight_stores WHERE uuid = $1 FOR UPDATE", bindings, on: connection, as: Int64.self)
         guard found == expected else { throw .checkpointMoved(storeUUID: storeUUID, expected: expected ?? 0, found: found) }
 
-        let rows = batch.upserts.map(ItemRow.init)
+        // As the SQLite index applies a batch: a URI deleted is not upserted, and of a URI upserted twice the last wins.
+        let deleted = Set(batch.deletes)
+        var last: [String: Int] = [:]
+        for (position, item) in batch.upserts.enumerated() where !deleted.contains(item.uri) { last[item.uri] = position }
+        let rows = last.values.sorted().map { ItemRow(batch.upserts[$0]) }
         var result = BatchResult()
         var delta = ItemRow.Statistics()
         // Replaced and deleted items go first; what they held leaves the statistics.
@@ -227,8 +255,7 @@ public final class PostgresIndexWriter: Sendable {
 
     /// Removes every item of the store and its checkpoint, in one transaction; returns the items removed.
     public func removeStore() async throws(PostgresIndexError) -> Int {
-        try await PostgresIndex.execute("BEGIN", on: connection)
-        do {
+        try await transaction { () async throws(PostgresIndexError) -> Int in
             var bindings = PostgresBindings()
             bindings.append(storeUUID)
             let removed = try await PostgresIndex.value("WITH gone AS (DELETE FROM searchlight_items WHERE store_uuid = $1 RETURNING 1) SELECT count(*) FROM gone",
@@ -238,9 +265,6 @@ public final class PostgresIndexWriter: Sendable {
             try await PostgresIndex.execute("COMMIT", on: connection)
             committed.withLock { $0 = nil }
             return Int(removed)
-        } catch {
-            try? await PostgresIndex.execute("ROLLBACK", on: connection)
-            throw PostgresIndex.mapped(error)
         }
     }
 }

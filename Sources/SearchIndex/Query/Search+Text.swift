@@ -86,14 +86,26 @@ extension Search {
 
     /// Computes the distance and applies the place filters; nil when the candidate is outside them.
     func refine(_ candidate: Candidate) -> Candidate? {
+        guard let distance = request.placement(latitude: candidate.latitude, longitude: candidate.longitude) else { return nil }
         var candidate = candidate
-        let hasPlace = request.near != nil || request.boundingBox != nil
-        guard let latitude = candidate.latitude, let longitude = candidate.longitude else { return hasPlace ? nil : candidate }
-        if let box = request.boundingBox, !box.contains(latitude: latitude, longitude: longitude) { return nil }
-        if let center = request.near ?? (request.effectiveSort == .distance ? center : nil) {
-            candidate.distance = GeoMath.distance(center.latitude, center.longitude, latitude, longitude)
-        }
-        if let radius = request.radius, let distance = candidate.distance, distance > radius { return nil }
+        candidate.distance = distance
         return candidate
+    }
+}
+
+extension SearchRequest {
+    /// Where a hit at this place stands against the request's place filters, exactly (great-circle distance,
+    /// the box's own bounds): nil when the filters leave it out, else its distance from the reference point
+    /// (`.some(nil)` when there is none). Every backend refines its candidates with it.
+    package func placement(latitude: Double?, longitude: Double?) -> Double?? {
+        let hasPlace = near != nil || boundingBox != nil
+        guard let latitude, let longitude else { return hasPlace ? nil : .some(nil) }
+        if let box = boundingBox, !box.contains(latitude: latitude, longitude: longitude) { return nil }
+        var distance: Double?
+        if let center = near ?? (effectiveSort == .distance ? boundingBox?.center : nil) {
+            distance = GeoMath.distance(center.latitude, center.longitude, latitude, longitude)
+        }
+        if let radius, let distance, distance > radius { return nil }
+        return .some(distance)
     }
 }

@@ -30,9 +30,7 @@ extension Search {
     }
 
     /// Whether some word of the query may match with typos.
-    static func mayExpand(_ parsed: ParsedQuery) -> Bool {
-        parsed.required.joined().contains { allowedEdits($0) > 0 }
-    }
+    static func mayExpand(_ parsed: ParsedQuery) -> Bool { parsed.mayMatchWithTypos }
 
     /// The query with every eligible word's typo expansions: required single words (not phrases) of 5
     /// letters or more, without digits; each expansion checked against FTS5, so a term of a deleted item never stands in.
@@ -103,4 +101,10 @@ extension Search {
         }
         return corrections.isEmpty ? nil : QuerySuggestion(corrections: corrections, query: corrected)
     }
+}
+
+extension ParsedQuery {
+    /// Whether some word of the query may match with typos: a search then looks for typo expansions when
+    /// its exact matches do not fill the page.
+    package var mayMatchWithTypos: Bool { required.joined().contains { Search.allowedEdits($0) > 0 } }
 }
