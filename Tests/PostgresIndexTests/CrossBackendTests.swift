@@ -73,7 +73,7 @@ struct CrossBackendTests {
         "क*", "कि*", "ก*", "กิ*", "test", "name", "test_test", "back\\slash",
     ]
 
-    /// One cluster and one pair of indexes (34,009 items each) for every check: writing them is most of the time.
+    /// One cluster and one pair of indexes (the Corpus and a few notes) for every check: writing them is most of the time.
     @Test("the Corpus in both: the same pages, places, dumps and statistics")
     func sameAnswers() async throws {
         try await Self.withIndexes { sqlite, postgres in
