@@ -119,3 +119,13 @@ int searchlight_stream_value_positions(const unsigned char *stream, int streamLe
     }
     return status;
 }
+
+int searchlight_stream_tokens(const unsigned char *stream, int streamLength, void *context, searchlight_token_callback callback) {
+    int at = 0, status;
+    TokenRecord record;
+    while ((status = token_stream_next(stream, streamLength, &at, &record)) == 1) {
+        int stop = callback(context, record.token, record.length, record.start, record.end, record.colocated);
+        if (stop) return stop;
+    }
+    return status;
+}

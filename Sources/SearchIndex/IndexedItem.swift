@@ -108,6 +108,9 @@ public struct IndexBatch: Sendable {
     }
     /// The upserts prepared ahead, when the batch was made from prepared items (and not changed since).
     private(set) var prepared: [PreparedItem]?
+
+    /// The upserts prepared (joined, encoded, tokenized): ahead when the batch was made so, here otherwise.
+    package var preparedUpserts: [PreparedItem] { prepared ?? upserts.map(PreparedItem.init) }
     /// URIs to remove.
     public var deletes: [String]
     /// The checkpoint the batch brings the store to.

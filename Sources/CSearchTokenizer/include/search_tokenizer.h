@@ -52,6 +52,10 @@ void searchlight_withdraw_tokens(void *offers);
 /// begin. Returns 0, or -1 when the stream is damaged.
 int searchlight_stream_value_positions(const unsigned char *stream, int streamLength, const int *valueStarts, int valueCount, int *counts);
 
+/// Hands a prepared stream's tokens to `callback` in order, as `searchlight_tokenize` with parts would give
+/// them: another index can store exactly what FTS5 stores without segmenting the text again. Returns 0,
+/// the callback's non-zero value when it stops early, or -1 when the stream is damaged.
+int searchlight_stream_tokens(const unsigned char *stream, int streamLength, void *context, searchlight_token_callback callback);
 /// Terms shorter than this many scalars never take part in typo tolerance (a 5-letter word with one
 /// edit matches 4-letter terms at the shortest), so the term table leaves them out.
 #define SEARCHLIGHT_TYPO_MINIMUM_TERM 4

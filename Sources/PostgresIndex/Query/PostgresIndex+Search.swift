@@ -24,7 +24,7 @@ extension PostgresIndex {
             request.entities = SearchIndex.entitiesOfKind(request.entities, checkpoints: try await checkpoints())
         }
         let search = PostgresSearch(index: self, request: request)
-        let candidates: [PostgresSearch.Candidate]
+        let candidates: [SearchCandidate]
         let plan: SearchPlan
         if let parsed {
             let text = TextQuery(parsed)
@@ -43,36 +43,21 @@ extension PostgresIndex {
         } else {
             (candidates, plan) = (try await search.rows(text: nil, scorer: nil, place: search.region), .nearest)
         }
+        let page = request.page(of: candidates)
         // The SQLite index looks for typo expansions when exact matches do not fill the page; this backend
         // has no term dictionary yet, and refuses rather than answer otherwise.
-        if let parsed, request.typoTolerance, parsed.mayMatchWithTypos, search.page(candidates).count < request.limit {
+        if let parsed, request.typoTolerance, parsed.mayMatchWithTypos, page.count < request.limit {
             throw .unsupported("typo tolerance (this search's exact matches do not fill the page; search with --exact)")
         }
-        let hits = search.page(candidates).map { candidate in
-            // Typos are folded into the score as penalties, as searchlight_rank does; a hit reports them apart.
-            let ranked = parsed != nil && candidate.score < 0
-            let typos = ranked ? Int(min(64, ((SearchIndex.scoreCeiling - candidate.score) / SearchIndex.typoPenalty).rounded(.down))) : 0
-            var hit = SearchHit(uri: candidate.uri, entity: candidate.entity, displayName: candidate.displayName,
-                                score: candidate.score + Double(typos) * SearchIndex.typoPenalty,
-                                latitude: candidate.latitude, longitude: candidate.longitude, distance: candidate.distance, snippet: nil)
-            hit.typos = typos
-            return hit
-        }
+        // Typos are folded into the score as penalties, as searchlight_rank does; a hit reports them apart.
+        let hits = page.map { $0.hit(ranked: parsed != nil) }
         return SearchResults(hits: hits, plan: plan, parsedQuery: parsed)
     }
 }
 
 /// One search on PostgreSQL in progress.
 struct PostgresSearch {
-    struct Candidate {
-        var uri: String
-        var entity: String
-        var displayName: String
-        var latitude: Double?
-        var longitude: Double?
-        var score: Double = 0
-        var distance: Double?
-    }
+    typealias Candidate = SearchCandidate
 
     /// A region the rows must fall in: a circle (prefiltered by the GiST index, refined exactly) or a box.
     enum Region {
@@ -184,7 +169,8 @@ struct PostgresSearch {
             let (uri, entity, name, latitude, longitude, rank, lengths, namePositions, titlePositions, textPositions, keywordPositions, lexemes, positions, weights) =
                 try PostgresIndex.decode(row, as: (String, String, String, Double?, Double?, Double, String, Int32, Int32, Int32, Int32,
                                                    [String]?, [String]?, [String]?).self)
-            var candidate = Candidate(uri: uri, entity: entity, displayName: name, latitude: latitude, longitude: longitude)
+            // Rows are told apart by URI here: there is no row id to carry.
+            var candidate = Candidate(id: 0, uri: uri, entity: entity, displayName: name, latitude: latitude, longitude: longitude)
             if let text, let scorer {
                 let terms = TextQuery.RowTerms(lexemes: lexemes ?? [], positions: positions ?? [], weights: weights ?? [])
                 let vectorSizes = [Int(namePositions), Int(titlePositions), Int(textPositions), Int(keywordPositions)]
@@ -223,15 +209,15 @@ struct PostgresSearch {
         var radius = 10_000.0
         while true {
             let within = try await rows(text: text, scorer: scorer, place: .circle(center: center, radius: radius))
-            if within.count >= needed || radius >= GeoMath.maximumDistance { return within }
-            radius = min(radius * 4, GeoMath.maximumDistance)
+            if within.count >= needed || radius >= Coordinate.maximumDistance { return within }
+            radius = min(radius * 4, Coordinate.maximumDistance)
         }
     }
 
     /// A circle as a GiST-indexed `ST_DWithin` on the sphere, a little wider than the circle: refinement
     /// with Searchlight's own great-circle distance decides (PostGIS's sphere is not exactly the same).
     static func circleCondition(center: Coordinate, radius: Double, parameter: (Double) -> String) -> String {
-        guard radius < GeoMath.maximumDistance else { return "i.place IS NOT NULL" }
+        guard radius < Coordinate.maximumDistance else { return "i.place IS NOT NULL" }
         let widened = radius * (1 + 1e-6) + 1
         return "ST_DWithin(i.place, ST_SetSRID(ST_MakePoint(\(parameter(center.longitude)), \(parameter(center.latitude))), 4326)::geography, \(parameter(widened)), false)"
     }
@@ -254,13 +240,5 @@ struct PostgresSearch {
         return candidate
     }
 
-    /// The page: best score or nearest first, ties by URI, as the SQLite index orders.
-    func page(_ candidates: [Candidate]) -> [Candidate] {
-        let relevance = request.effectiveSort == .relevance
-        func key(_ candidate: Candidate) -> Double { relevance ? -candidate.score : candidate.distance ?? .infinity }
-        let sorted = candidates.sorted { (key($0), $0.uri) < (key($1), $1.uri) }
-        guard request.offset < sorted.count else { return [] }
-        return Array(sorted[request.offset..<min(sorted.count, needed)])
-    }
 }
 #endif

@@ -23,16 +23,17 @@ struct TermVector {
     /// Each column's size in positions, as FTS5 counts them.
     let columnSizes: [Int]
 
-    /// The vector of four column texts (display name, title, joined text, joined keywords).
-    init(columns: [String]) {
+    /// The vector of four columns' tokens (display name, title, joined text, joined keywords), as FTS5
+    /// stores them: words, each followed by its identifier parts at its position.
+    init(columns: [[SearchTokenizer.Token]]) {
         var positions: [String: [(Int, Character)]] = [:]
         var order: [String] = []
         var sizes: [Int] = []
         var base = 0
-        for (column, text) in columns.enumerated() {
+        for (column, tokens) in columns.enumerated() {
             let weight: Character = ["A", "B", "C", "D"][min(column, 3)]
             var position = -1
-            for token in SearchTokenizer.tokens(in: text, withParts: true) {
+            for token in tokens {
                 if !token.isPart || position < 0 { position += 1 }
                 if positions[token.text] == nil { order.append(token.text) }
                 positions[token.text, default: []].append((min(base + position + 1, Self.maximumPosition), weight))
@@ -44,9 +45,8 @@ struct TermVector {
         var bytes = 0
         for lexeme in order {
             let length = lexeme.utf8.count
-            guard length > 0, length <= Self.maximumLexemeBytes, bytes + length < Self.maximumBytes else { continue }
+            guard length > 0, length <= Self.maximumLexemeBytes, bytes + length < Self.maximumBytes, let list = positions[lexeme] else { continue }
             bytes += length + 8
-            guard let list = positions[lexeme] else { continue }
             // PostgreSQL keeps a lexeme's positions distinct and sorted; the first occurrence of each wins.
             var seen = Set<Int>()
             var kept: [(Int, Character)] = []
@@ -57,6 +57,19 @@ struct TermVector {
         }
         self.literal = literal
         self.columnSizes = sizes
+    }
+
+    /// The vector of a prepared item: the token streams it was prepared with, tokenized once for both
+    /// backends (a column whose stream ICU could not make is tokenized as text, as FTS5 then does).
+    init(_ prepared: PreparedItem) {
+        var prepared = prepared
+        prepared.tokenize()
+        let texts = [prepared.item.displayName, prepared.item.title, prepared.text, prepared.keywords]
+        let streams = prepared.tokens?.streams ?? []
+        self.init(columns: texts.indices.map { column in
+            (column < streams.count ? streams[column] : nil).flatMap(SearchTokenizer.tokens(inStream:))
+                ?? SearchTokenizer.tokens(in: texts[column], withParts: true)
+        })
     }
 
     /// A lexeme quoted for tsvector and tsquery input: in single quotes, quotes and backslashes doubled.

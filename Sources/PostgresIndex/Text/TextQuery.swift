@@ -28,11 +28,8 @@ struct TextQuery {
     init(_ parsed: ParsedQuery) {
         var phrases: [Phrase] = []
         for (index, group) in parsed.required.enumerated() {
-            for term in group {
-                phrases.append(Phrase(tokens: term.tokens, isPrefix: term.isPrefix, group: index))
-                for expansion in term.expansions {
-                    phrases.append(Phrase(tokens: [expansion.term], isPrefix: expansion.isPrefix, group: index))
-                }
+            for alternative in group.flatMap(\.alternatives) {
+                phrases.append(Phrase(tokens: alternative.term.tokens, isPrefix: alternative.term.isPrefix, group: index))
             }
         }
         phrases += parsed.excluded.map { Phrase(tokens: $0.tokens, isPrefix: $0.isPrefix, group: nil) }

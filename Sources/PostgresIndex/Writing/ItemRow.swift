@@ -1,7 +1,8 @@
 import SearchIndex
 
-/// An item as a row of `searchlight_items`: its texts joined as the SQLite index joins them, its value
-/// lengths, its attributes' canonical text, its term vector, and a digest that tells an unchanged item.
+/// An item as a row of `searchlight_items`: what ``PreparedItem`` makes of it for the SQLite index (joined
+/// texts, value lengths, attributes' canonical text, token streams), its term vector, and a digest that
+/// tells an unchanged item.
 struct ItemRow {
     let item: IndexedItem
     let text: String
@@ -13,16 +14,20 @@ struct ItemRow {
 
     var uri: String { item.uri }
 
-    init(_ item: IndexedItem) {
-        var item = item
+    /// The row of a prepared item: its joined texts, attributes, value lengths and tokens are the ones the
+    /// SQLite index writes, made once.
+    init(_ prepared: PreparedItem) {
+        var prepared = prepared
+        prepared.tokenize()
+        var item = prepared.item
         // As the SQLite index: a place only when both coordinates are valid.
         if !item.hasLocation { (item.latitude, item.longitude) = (nil, nil) }
         self.item = item
-        text = SearchIndex.joined(item.text)
-        keywords = SearchIndex.joined(item.keywords)
-        valueLengths = SearchIndex.valueLengths(displayName: item.displayName, title: item.title, text: item.text, keywords: item.keywords)
-        attributes = SearchIndex.encoded(item.attributes)
-        vector = TermVector(columns: [item.displayName, item.title, text, keywords])
+        text = prepared.text
+        keywords = prepared.keywords
+        attributes = prepared.attributes
+        valueLengths = prepared.tokens?.valueLengths ?? ""
+        vector = TermVector(prepared)
         // Every stored field, in a fixed order; a field separator that cannot occur in the joined texts.
         let fields = [item.entity, item.displayName, item.title, text, keywords, item.latitude.map { "\($0)" } ?? "",
                       item.longitude.map { "\($0)" } ?? "", item.date.map { "\($0.timeIntervalSinceReferenceDate)" } ?? "",

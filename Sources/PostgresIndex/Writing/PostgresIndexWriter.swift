@@ -116,9 +116,10 @@ public final class PostgresIndexWriter: Sendable {
 
         // As the SQLite index applies a batch: a URI deleted is not upserted, and of a URI upserted twice the last wins.
         let deleted = Set(batch.deletes)
+        let prepared = batch.preparedUpserts
         var last: [String: Int] = [:]
-        for (position, item) in batch.upserts.enumerated() where !deleted.contains(item.uri) { last[item.uri] = position }
-        let rows = last.values.sorted().map { ItemRow(batch.upserts[$0]) }
+        for (position, upsert) in prepared.enumerated() where !deleted.contains(upsert.item.uri) { last[upsert.item.uri] = position }
+        let rows = last.values.sorted().map { ItemRow(prepared[$0]) }
         var result = BatchResult()
         var delta = ItemRow.Statistics()
         // Replaced and deleted items go first; what they held leaves the statistics.

@@ -2,6 +2,9 @@ import Foundation
 
 /// A point on Earth in degrees.
 public struct Coordinate: Sendable, Hashable, CustomStringConvertible {
+    /// Half the equator in meters, on the sphere distances are measured on: no two points are farther apart.
+    package static let maximumDistance = GeoMath.maximumDistance
+
     /// Latitude, −90…90.
     public var latitude: Double
     /// Longitude, −180…180.

@@ -1,14 +1,14 @@
 import Foundation
 
 /// Great-circle geometry on a sphere of Earth's mean radius, and the R-tree boxes that cover a circle.
-package enum GeoMath {
+enum GeoMath {
     /// Earth's mean radius in meters (IUGG).
-    package static let earthRadius = 6_371_008.8
+    static let earthRadius = 6_371_008.8
     /// Half the equator: no two points are farther apart.
-    package static let maximumDistance = Double.pi * earthRadius
+    static let maximumDistance = Double.pi * earthRadius
 
     /// Great-circle distance in meters (haversine, stable for small and antipodal distances).
-    package static func distance(_ latitude1: Double, _ longitude1: Double, _ latitude2: Double, _ longitude2: Double) -> Double {
+    static func distance(_ latitude1: Double, _ longitude1: Double, _ latitude2: Double, _ longitude2: Double) -> Double {
         let φ1 = latitude1 * .pi / 180, φ2 = latitude2 * .pi / 180
         let Δφ = φ2 - φ1, Δλ = (longitude2 - longitude1) * .pi / 180
         let a = sin(Δφ / 2) * sin(Δφ / 2) + cos(φ1) * cos(φ2) * sin(Δλ / 2) * sin(Δλ / 2)
@@ -16,13 +16,13 @@ package enum GeoMath {
     }
 
     /// A box that never crosses the antimeridian, in degrees.
-    package struct Box: Hashable {
-        package var minLatitude: Double, maxLatitude: Double, minLongitude: Double, maxLongitude: Double
+    struct Box: Hashable {
+        var minLatitude: Double, maxLatitude: Double, minLongitude: Double, maxLongitude: Double
     }
 
     /// Boxes whose union contains every point within `radius` meters of `center` (and a little more;
     /// callers refine with ``distance(_:_:_:_:)``). Handles circles over a pole and across the antimeridian.
-    package static func boxes(around center: Coordinate, radius: Double) -> [Box] {
+    static func boxes(around center: Coordinate, radius: Double) -> [Box] {
         let δ = radius / earthRadius
         if δ >= .pi { return [Box(minLatitude: -90, maxLatitude: 90, minLongitude: -180, maxLongitude: 180)] }
         let φ = center.latitude * .pi / 180, λ = center.longitude * .pi / 180
@@ -52,7 +52,7 @@ package enum GeoMath {
     }
 
     /// The boxes of a bounding box: two when it crosses the antimeridian.
-    package static func boxes(of box: BoundingBox) -> [Box] {
+    static func boxes(of box: BoundingBox) -> [Box] {
         if box.crossesAntimeridian {
             return [Box(minLatitude: box.minLatitude, maxLatitude: box.maxLatitude, minLongitude: box.minLongitude, maxLongitude: 180),
                     Box(minLatitude: box.minLatitude, maxLatitude: box.maxLatitude, minLongitude: -180, maxLongitude: box.maxLongitude)]

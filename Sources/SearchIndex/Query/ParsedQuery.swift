@@ -37,13 +37,18 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
             return "\"" + String(quoted) + "\"" + (isPrefix ? " *" : "")
         }
 
-        /// The term and its expansions as FTS5 phrases, in order, with the edits of each.
-        package var phrases: [(expression: String, edits: Int)] {
-            [(expression, 0)] + expansions.map { expansion in
-                // Quoted as the term itself is, scalar by scalar.
-                (Term(text: expansion.term, tokens: [expansion.term], isPrefix: expansion.isPrefix, isPhrase: false).expression, expansion.edits)
+        /// The term and its typo expansions, each a term of its own, in the order FTS5 numbers their
+        /// phrases, with the edits of each: what the MATCH expression, the ranking's phrase plan and every
+        /// other index's matching read, so that they cannot disagree.
+        package var alternatives: [(term: Term, edits: Int)] {
+            [(self, 0)] + expansions.map { expansion in
+                (Term(text: expansion.term, tokens: [expansion.term], isPrefix: expansion.isPrefix, isPhrase: false), expansion.edits)
             }
         }
+
+        /// The term and its expansions as FTS5 phrases, in order, with the edits of each (quoted as the
+        /// term itself is, scalar by scalar).
+        var phrases: [(expression: String, edits: Int)] { alternatives.map { ($0.term.expression, $0.edits) } }
     }
 
     /// Groups that must all match; within a group any term may (`a OR b`).

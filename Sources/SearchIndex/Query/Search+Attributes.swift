@@ -43,12 +43,11 @@ extension Search {
     /// without it last), ties by relevance or distance, then in index order.
     mutating func ordered(_ candidates: [Candidate], by order: AttributeOrder) throws -> [Candidate] {
         let values = try attributeValues(order.name, ids: candidates.map(\.id))
-        let relevance = request.effectiveSort == .relevance
         func key(_ candidate: Candidate) -> FilterSortKey {
             guard let value = values[candidate.id] else { return .missing }
             return order.descending ? value.high : value.low
         }
-        func base(_ candidate: Candidate) -> Double { relevance ? -candidate.score : candidate.distance ?? .infinity }
+        let base = request.orderKey
         let sorted = candidates.sorted { a, b in
             let (x, y) = (key(a), key(b))
             if x != y { return x.precedes(y, descending: order.descending) }

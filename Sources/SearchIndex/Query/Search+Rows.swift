@@ -46,14 +46,12 @@ extension Search {
     /// The requested page, best first, ties broken by URI. URIs are read only for the page and for
     /// the candidates tied with its first or last entry: that is all the tie-break needs.
     mutating func ordered(_ candidates: [Candidate]) throws -> [Candidate] {
-        let relevance = request.effectiveSort == .relevance
-        func key(_ candidate: Candidate) -> Double { relevance ? -candidate.score : candidate.distance ?? .infinity }
         // Candidates read with their URIs (every hit within a radius) are sorted once, ties by URI.
-        let complete = candidates.allSatisfy { !$0.uri.isEmpty }
-        let sorted = candidates.sorted { complete ? (key($0), $0.uri) < (key($1), $1.uri) : (key($0), $0.id) < (key($1), $1.id) }
+        if candidates.allSatisfy({ !$0.uri.isEmpty }) { return request.page(of: candidates) }
+        let key = request.orderKey
+        let sorted = candidates.sorted { (key($0), $0.id) < (key($1), $1.id) }
         guard request.offset < sorted.count else { return [] }
         let end = min(sorted.count, needed)
-        if complete { return Array(sorted[request.offset..<end]) }
         var low = request.offset, high = end - 1
         while low > 0 && key(sorted[low - 1]) == key(sorted[request.offset]) { low -= 1 }
         while high + 1 < sorted.count && key(sorted[high + 1]) == key(sorted[end - 1]) { high += 1 }

@@ -5,16 +5,7 @@ import GRDBSQLite
 
 /// One search in progress inside a read transaction.
 struct Search {
-    struct Candidate {
-        var id: Int64
-        var uri: String
-        var entity: String
-        var displayName: String
-        var latitude: Double?
-        var longitude: Double?
-        var score: Double = 0
-        var distance: Double?
-    }
+    typealias Candidate = SearchCandidate
 
     let db: Database
     let request: SearchRequest
@@ -72,17 +63,9 @@ struct Search {
             // The text plan already ordered and paged in SQL.
             candidates = try ordered(candidates)
         }
-        var hits = candidates.map { candidate in
-            // The ranking function folds typos into the score as penalties; a hit reports them apart.
-            // Only scores from searchlight_rank carry penalties (a filter plan's score is the item's raw rank).
-            let ranked = parsed != nil && plan != .filter && plan != .nearest && candidate.score < 0
-            let typos = ranked ? Int(min(64, ((SearchIndex.scoreCeiling - candidate.score) / SearchIndex.typoPenalty).rounded(.down))) : 0
-            var hit = SearchHit(uri: candidate.uri, entity: candidate.entity, displayName: candidate.displayName,
-                                score: candidate.score + Double(typos) * SearchIndex.typoPenalty,
-                                latitude: candidate.latitude, longitude: candidate.longitude, distance: candidate.distance, snippet: nil)
-            hit.typos = typos
-            return hit
-        }
+        // Only scores from searchlight_rank carry penalties (a filter plan's score is the item's raw rank).
+        let ranked = parsed != nil && plan != .filter && plan != .nearest
+        var hits = candidates.map { $0.hit(ranked: ranked) }
         if request.snippets, let parsed {
             for index in hits.indices { hits[index].snippet = try snippet(id: candidates[index].id, expression: parsed.expression) }
         }
@@ -127,5 +110,55 @@ struct Search {
         default:
             return (try nearest(textFilter: .intersect(parsed.expression)), .intersection)
         }
+    }
+}
+
+/// An item a search found, before it is a hit: its place, its score (typo penalties folded in) and its
+/// distance. Every backend builds its hits from these, so that hits are made and ordered one way.
+package struct SearchCandidate {
+    package var id: Int64
+    package var uri: String
+    package var entity: String
+    package var displayName: String
+    package var latitude: Double?
+    package var longitude: Double?
+    package var score: Double = 0
+    package var distance: Double?
+
+    /// A candidate.
+    package init(id: Int64, uri: String, entity: String, displayName: String, latitude: Double?, longitude: Double?,
+                 score: Double = 0, distance: Double? = nil) {
+        self.id = id
+        self.uri = uri
+        self.entity = entity
+        self.displayName = displayName
+        self.latitude = latitude
+        self.longitude = longitude
+        self.score = score
+        self.distance = distance
+    }
+
+    /// The hit. A ranked score (the ranking's, with typos folded in as penalties) reports the typos apart.
+    package func hit(ranked: Bool) -> SearchHit {
+        let typos = ranked && score < 0 ? Int(min(64, ((SearchIndex.scoreCeiling - score) / SearchIndex.typoPenalty).rounded(.down))) : 0
+        var hit = SearchHit(uri: uri, entity: entity, displayName: displayName, score: score + Double(typos) * SearchIndex.typoPenalty,
+                            latitude: latitude, longitude: longitude, distance: distance, snippet: nil)
+        hit.typos = typos
+        return hit
+    }
+}
+
+extension SearchRequest {
+    /// What orders candidates: minus the score for relevance, the distance (missing: last) otherwise.
+    package func orderKey(_ candidate: SearchCandidate) -> Double {
+        effectiveSort == .relevance ? -candidate.score : candidate.distance ?? .infinity
+    }
+
+    /// The requested page of candidates that all carry their URIs: in order, ties by URI.
+    package func page(of candidates: [SearchCandidate]) -> [SearchCandidate] {
+        let sorted = candidates.sorted { (orderKey($0), $0.uri) < (orderKey($1), $1.uri) }
+        let end = offset.addingReportingOverflow(limit).overflow ? sorted.count : min(sorted.count, offset + limit)
+        guard offset < end else { return [] }
+        return Array(sorted[offset..<end])
     }
 }

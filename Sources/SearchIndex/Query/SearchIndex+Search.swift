@@ -19,9 +19,9 @@ extension SearchIndex {
     /// The most rows a query keeps with pruning (the ranking function's own limit).
     static let maximumPrunedPage = 10_000
     /// What one edit subtracts from a score (the ranking function's constant).
-    package static let typoPenalty = Double(SEARCHLIGHT_TYPO_PENALTY)
+    static let typoPenalty = Double(SEARCHLIGHT_TYPO_PENALTY)
     /// The largest score a row reaches without typos, far below one penalty.
-    package static let scoreCeiling = 1e5
+    static let scoreCeiling = 1e5
 
     /// Runs a search in one read transaction.
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {

@@ -82,21 +82,38 @@ public enum SearchTokenizer {
     /// Tokenizes text as queries are: words only. With `withParts`, as documents are indexed: each
     /// identifier (`DeviceMigrationState_FD0781A4`, `example.com`, `camelCase`) followed by its parts.
     public static func tokens(in text: String, withParts: Bool = false) -> [Token] {
-        final class Collector { var tokens: [Token] = [] }
-        let collector = Collector()
         var utf8 = Array(text.utf8)
         let count = utf8.count
-        utf8.withUnsafeMutableBufferPointer { buffer in
-            buffer.baseAddress?.withMemoryRebound(to: CChar.self, capacity: max(count, 1)) { pointer in
-                _ = searchlight_tokenize(pointer, Int32(count), withParts ? 1 : 0, Unmanaged.passUnretained(collector).toOpaque()) { context, token, length, start, end, colocated in
-                    guard let context, let token else { return 0 }
-                    let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
-                    let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
-                    collector.tokens.append(Token(text: String(decoding: bytes, as: UTF8.self), range: Int(start)..<Int(end), isPart: colocated != 0))
-                    return 0
+        return collect { context, callback in
+            utf8.withUnsafeMutableBufferPointer { buffer in
+                buffer.baseAddress?.withMemoryRebound(to: CChar.self, capacity: max(count, 1)) { pointer in
+                    _ = searchlight_tokenize(pointer, Int32(count), withParts ? 1 : 0, context, callback)
                 }
             }
         }
-        return collector.tokens
+    }
+
+    /// The tokens of a prepared document stream (``documentStream(of:)``), as FTS5 stores them: words and
+    /// identifiers' parts. nil when the stream is damaged.
+    package static func tokens(inStream stream: [UInt8]) -> [Token]? {
+        var status: Int32 = 0
+        let tokens = collect { context, callback in
+            status = stream.withUnsafeBufferPointer { searchlight_stream_tokens($0.baseAddress, Int32($0.count), context, callback) }
+        }
+        return status == 0 ? tokens : nil
+    }
+
+    /// Runs a tokenizing call with a callback that collects its tokens.
+    private static func collect(_ tokenize: (UnsafeMutableRawPointer, searchlight_token_callback) -> Void) -> [Token] {
+        final class Collector { var tokens: [Token] = [] }
+        let collector = Collector()
+        tokenize(Unmanaged.passUnretained(collector).toOpaque()) { context, token, length, start, end, colocated in
+            guard let context, let token else { return 0 }
+            let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
+            let bytes = UnsafeRawBufferPointer(start: token, count: Int(length))
+            collector.tokens.append(Token(text: String(decoding: bytes, as: UTF8.self), range: Int(start)..<Int(end), isPart: colocated != 0))
+            return 0
+        }
+        return withExtendedLifetime(collector) { collector.tokens }
     }
 }

@@ -10,23 +10,23 @@ public struct PreparedItem: Sendable {
     /// The item.
     public let item: IndexedItem
     /// Text values joined by the field separator, as `item_texts` and FTS5 store them.
-    let text: String
-    let keywords: String
+    package let text: String
+    package let keywords: String
     /// The filter attributes in their canonical text.
-    let attributes: String
+    package let attributes: String
     /// The tokens, once computed: an item found unchanged is never tokenized.
-    private(set) var tokens: Tokens?
+    package private(set) var tokens: Tokens?
     /// The four texts the item replaces in the index, as they were read ahead, with their token streams
     /// (see ``SearchIndex/prepareReplacements(of:)``): FTS5's delete of the old text replays them.
     var replaced: (texts: [String], streams: [[UInt8]?])?
 
     /// Token streams of the four FTS5 columns and the positions of each text and keyword value.
-    struct Tokens: Sendable {
+    package struct Tokens: Sendable {
         /// Display name, title, text and keywords, in FTS5's column order; nil where ICU failed.
-        var streams: [[UInt8]?]
+        package var streams: [[UInt8]?]
         /// Position counts, `name title|text values|keyword values` ("1 2|3 1 2|1 1"): what lets
         /// `searchlight_rank` score each value, and size each column without asking FTS5.
-        var valueLengths: String
+        package var valueLengths: String
     }
 
     /// Prepares an item for writing: joins, encodes and tokenizes it.
@@ -43,7 +43,7 @@ public struct PreparedItem: Sendable {
     }
 
     /// Tokenizes the texts, unless done already.
-    mutating func tokenize() {
+    package mutating func tokenize() {
         guard tokens == nil else { return }
         let streams = [item.displayName, item.title, text, keywords].map(SearchTokenizer.documentStream(of:))
         tokens = Tokens(streams: streams, valueLengths: SearchIndex.valueLengths(displayName: streams[0], title: streams[1],
@@ -71,7 +71,7 @@ extension SearchIndex {
     }
 
     /// The value lengths of an item as stored (schema migrations).
-    package static func valueLengths(displayName: String, title: String, text: [String], keywords: [String]) -> String {
+    static func valueLengths(displayName: String, title: String, text: [String], keywords: [String]) -> String {
         valueLengths(displayName: SearchTokenizer.documentStream(of: displayName), title: SearchTokenizer.documentStream(of: title),
                      text: (text, SearchTokenizer.documentStream(of: joined(text))),
                      keywords: (keywords, SearchTokenizer.documentStream(of: joined(keywords))))

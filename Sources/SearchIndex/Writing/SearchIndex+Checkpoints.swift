@@ -58,5 +58,5 @@ extension SearchIndex {
     }
 
     /// Text fields are stored joined by U+001F, which no tokenizer treats as part of a word.
-    package static let fieldSeparator = "\u{1F}"
+    static let fieldSeparator = "\u{1F}"
 }

@@ -6,7 +6,7 @@ import GRDBSQLite
 
 /// Writing one item: only the parts that changed (text, R-tree, attributes), its tokens offered to FTS5.
 extension SearchIndex {
-    package static func joined(_ fields: [String]) -> String {
+    static func joined(_ fields: [String]) -> String {
         // Scanning bytes is cheap; Foundation's replacingOccurrences on every field was not.
         fields.map { field in
             field.utf8.contains(0x1F) ? String(decoding: field.utf8.map { $0 == 0x1F ? 0x20 : $0 }, as: UTF8.self) : field
@@ -14,7 +14,7 @@ extension SearchIndex {
     }
 
     /// Filter attributes in one canonical text (names sorted, values in order): equal text, equal attributes.
-    package static func encoded(_ attributes: [String: [FilterValue]]) -> String {
+    static func encoded(_ attributes: [String: [FilterValue]]) -> String {
         var encoded = ""
         for (offset, (name, values)) in attributes.sorted(by: { $0.key < $1.key }).enumerated() {
             if offset > 0 { encoded += "\u{1D}" }

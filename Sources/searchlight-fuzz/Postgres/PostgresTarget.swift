@@ -1,3 +1,4 @@
+import CSearchTokenizer
 import Foundation
 @testable import PostgresIndex
 @testable import SearchIndex
@@ -27,7 +28,23 @@ enum PostgresTarget {
         let body = lines.count > 1 ? lines[1] : lines[0]
         var columns = body.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
         while columns.count < 4 { columns.append("") }
-        let vector = TermVector(columns: columns)
+        // The document as an item with one text value and one keyword, prepared as both backends write it.
+        let prepared = PreparedItem(IndexedItem(uri: "x-coredata://S/E/p1", entity: "E", displayName: columns[0], title: columns[1],
+                                                text: [columns[2]], keywords: [columns[3]]))
+        let vector = TermVector(prepared)
+        // The prepared streams replay exactly what tokenizing the texts gives, and the columns' sizes are the
+        // ones the SQLite index's value lengths record (the ranking reads those).
+        let texts = [columns[0], columns[1], prepared.text, prepared.keywords]
+        let direct = TermVector(columns: texts.map { SearchTokenizer.tokens(in: $0, withParts: true) })
+        guard direct.literal == vector.literal, direct.columnSizes == vector.columnSizes else {
+            fatalError("a prepared stream's tokens differ from the text's: \(vector.literal.debugDescription) vs \(direct.literal.debugDescription)")
+        }
+        var sizes = [Int32](repeating: 0, count: 4)
+        let lengths = prepared.tokens?.valueLengths ?? ""
+        if sizes.withUnsafeMutableBufferPointer({ searchlight_value_lengths_sizes(lengths, $0.baseAddress) }) == 1,
+           sizes.map(Int.init) != vector.columnSizes {
+            fatalError("value lengths \(lengths) disagree with the vector's column sizes \(vector.columnSizes)")
+        }
         let lexemes = checkVector(vector.literal)
         for lastWordIsPrefix in [false, true] {
             guard let parsed = try? QueryParser.parse(body, lastWordIsPrefix: lastWordIsPrefix) else { continue }
