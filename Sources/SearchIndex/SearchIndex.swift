@@ -192,9 +192,7 @@ public final class SearchIndex: Sendable {
             }
             return try await database.read(body)
         } catch is CancellationError {
-            throw .cancelled
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && Task.isCancelled {
-            // GRDB interrupts the statement of a cancelled task.
+            // GRDB interrupts the statement of a cancelled task (see Database.withTimeLimit).
             throw .cancelled
         } catch {
             throw Self.indexError(error, path: path)

@@ -69,7 +69,7 @@ extension SearchIndexError: CustomStringConvertible {
         case .invalidBatch(let reason):
             "invalid batch: \(reason)"
         case .cancelled:
-            "the read was cancelled with the task that asked for it"
+            "the search was cancelled with the task that asked for it, and read nothing more; ask again if its answer is still wanted"
         case .database(let path, let message):
             "\(path): database error: \(message); if the file is intact, this is a Searchlight bug: please report it"
         }

@@ -1,10 +1,33 @@
 import Foundation
+import GRDB
+import GRDBSQLite
 @testable import SearchIndex
 import Testing
 
 /// A query can never hold the index's read transaction without bound.
 @Suite("Search bounds")
 struct SearchBoundsTests {
+    @Test("an interrupt before the deadline is a cancellation, after it the search was too expensive: also for reads stepped through SQLite's C API")
+    func interruptsTold() throws {
+        let queue = try DatabaseQueue()
+        try queue.inDatabase { db in
+            try db.execute(sql: "CREATE TABLE t (x)")
+            // An R-tree or dictionary read steps its statement itself and sees SQLITE_INTERRUPT as it is.
+            let statement = try db.makeStatement(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n")
+            #expect(throws: CancellationError.self) {
+                try db.withTimeLimit(60) {
+                    _ = try SQLiteCall.step(statement.sqliteStatement, db: db)
+                    sqlite3_interrupt(db.sqliteConnection)  // what GRDB does for a cancelled task, mid-statement
+                    while try SQLiteCall.step(statement.sqliteStatement, db: db) {}
+                }
+            }
+            sqlite3_reset(statement.sqliteStatement)
+            #expect(throws: SearchIndexError.searchTooExpensive(seconds: 0.001)) {
+                try db.withTimeLimit(0.001) { while try SQLiteCall.step(statement.sqliteStatement, db: db) {} }
+            }
+        }
+    }
+
     @Test("repeated terms are searched once: x* OR x* … is x*, tokyo tokyo is tokyo")
     func repeatsCollapse() throws {
         let parsed = try QueryParser.parse(Array(repeating: "x*", count: 32).joined(separator: " OR "))

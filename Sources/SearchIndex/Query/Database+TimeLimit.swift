@@ -28,7 +28,12 @@ extension Database {
         do {
             return try body()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
-            throw SearchIndexError.searchTooExpensive(seconds: seconds)
+            // The deadline, or GRDB interrupting a cancelled task's statement (it says CancellationError for the
+            // statements it steps; the bulk reads step SQLite themselves and see the interrupt as it is).
+            if DispatchTime.now().uptimeNanoseconds > deadline.takeUnretainedValue().nanoseconds {
+                throw SearchIndexError.searchTooExpensive(seconds: seconds)
+            }
+            throw CancellationError()
         }
     }
 }
