@@ -13,6 +13,10 @@ enum SQLiteCall {
     @discardableResult
     static func bindText(_ handle: OpaquePointer, _ index: Int32, bytes: [UInt8]) -> Int32 { SQLiteBinding.bindText(handle, index, bytes: bytes) }
 
+    /// Binds any database value.
+    @discardableResult
+    static func bind(_ value: DatabaseValue, _ handle: OpaquePointer, _ index: Int32) -> Int32 { SQLiteBinding.bind(value, handle, index) }
+
     /// Steps a statement once: true when it produced a row, false when it is done; any other result
     /// throws with the connection's message.
     static func step(_ handle: OpaquePointer, db: Database) throws -> Bool {

@@ -37,7 +37,9 @@ extension SearchIndex {
         let storeID = try saveCheckpoint(batch.checkpoint, db: db)
         var result = BatchResult(inserted: 0, updated: 0, deleted: 0)
         let deleted = Set(batch.deletes)
-        for uri in batch.deletes where try delete(uri: uri, db: db) { result.deleted += 1 }
+        // Looking statements up by their SQL text for every item cost more than hashing is worth.
+        let statements = try UpsertStatements(db)
+        for uri in batch.deletes where try delete(uri: uri, removals: statements.removals, db: db) { result.deleted += 1 }
         if batch.forgetsStoreShownValues { try db.execute(sql: "DELETE FROM shown_values WHERE store_id = ?", arguments: [storeID]) }
         if !batch.forgottenShownValues.isEmpty || !batch.shownValues.isEmpty {
             let forget = try db.cachedStatement(sql: "DELETE FROM shown_values WHERE uri = ?")
@@ -45,8 +47,6 @@ extension SearchIndex {
             let save = try db.cachedStatement(sql: "INSERT OR REPLACE INTO shown_values (uri, store_id, digest) VALUES (?, ?, ?)")
             for (uri, digest) in batch.shownValues { try save.execute(arguments: [uri, storeID, digest]) }
         }
-        // Looking statements up by their SQL text for every item cost more than hashing is worth.
-        let statements = try UpsertStatements(db)
         let mark = batch.marksRebuild ? try db.cachedStatement(sql: "INSERT OR IGNORE INTO rebuild_marks (id, store_id) VALUES (?, ?)") : nil
         // Items prepared ahead by the caller, or here, untokenized: an unchanged item is never tokenized.
         let prepared = batch.prepared ?? batch.upserts.map { PreparedItem($0, tokenized: false) }
@@ -80,7 +80,7 @@ extension SearchIndex {
     struct UpsertStatements {
         let existing, insert, update, insertTexts, updateTexts, insertText, insertPlace, insertAttribute: Statement
         /// An update's removals: the old text out of FTS5, the old place and attributes (a rename's per-item writes).
-        let removeText, removePlace, removeAttributes: Statement
+        let removals: RemovalStatements
         /// The connection tokenizer's offers: FTS5 takes an item's prepared tokens from them.
         let tokenOffers: UnsafeMutableRawPointer?
 
@@ -104,19 +104,43 @@ extension SearchIndex {
             insertText = try db.cachedStatement(sql: "INSERT INTO items_fts (rowid, display_name, title, text, keywords) VALUES (?, ?, ?, ?, ?)")
             insertPlace = try db.cachedStatement(sql: "INSERT INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) VALUES (?, ?, ?, ?, ?)")
             insertAttribute = try db.cachedStatement(sql: "INSERT INTO item_attributes (item_id, name, kind, number, text) VALUES (?, ?, ?, ?, ?)")
-            removeText = try db.cachedStatement(sql: Self.removeTextSQL)
+            removals = try RemovalStatements(db)
+        }
+    }
+
+    /// The prepared statements that take an item, or parts of it, out of the index: looked up once per batch
+    /// or page, bound through the C API (the update path, deletes, a store's removal, a rebuild's sweep).
+    struct RemovalStatements {
+        let removeText, removePlace, removeAttributes, removeItem, removeItemTexts: Statement
+
+        init(_ db: Database) throws {
+            // FTS5's delete of an external-content row: it must be told the old values to find their tokens.
+            removeText = try db.cachedStatement(sql: "INSERT INTO items_fts (items_fts, rowid, display_name, title, text, keywords) VALUES ('delete', ?, ?, ?, ?, ?)")
             removePlace = try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?")
             removeAttributes = try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?")
+            removeItem = try db.cachedStatement(sql: "DELETE FROM items WHERE id = ?")
+            removeItemTexts = try db.cachedStatement(sql: "DELETE FROM item_texts WHERE id = ?")
         }
 
-        /// FTS5's delete of an external-content row: it must be told the old values to find their tokens.
-        static let removeTextSQL = "INSERT INTO items_fts (items_fts, rowid, display_name, title, text, keywords) VALUES ('delete', ?, ?, ?, ?, ?)"
+        /// Takes an item's old text out of FTS5: row `(id, display_name, title, text, keywords, …)`.
+        func removeText(_ old: Row, db: Database) throws {
+            let handle = removeText.sqliteStatement
+            sqlite3_reset(handle)
+            for column in 0..<5 { SQLiteCall.bind(old[column] as DatabaseValue, handle, Int32(column + 1)) }
+            try SearchIndex.step(removeText, db: db)
+        }
 
-        /// Runs a one-parameter removal (`removePlace`, `removeAttributes`) for an item.
+        /// Runs a one-parameter removal (`removePlace`, `removeAttributes`, …) for an item.
         func remove(_ statement: Statement, id: Int64, db: Database) throws {
-            sqlite3_reset(statement.sqliteStatement)
             sqlite3_bind_int64(statement.sqliteStatement, 1, id)
             try SearchIndex.step(statement, db: db)
+        }
+
+        /// Removes the item of a row `(id, display_name, title, text, keywords)` from every table.
+        func delete(_ old: Row, db: Database) throws {
+            let id: Int64 = old[0]
+            try removeText(old, db: db)
+            for statement in [removeItem, removeItemTexts, removePlace, removeAttributes] { try remove(statement, id: id, db: db) }
         }
     }
 }

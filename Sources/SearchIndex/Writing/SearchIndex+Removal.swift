@@ -40,7 +40,8 @@ extension SearchIndex {
                     SELECT i.id, i.display_name, t.title, t.text, t.keywords FROM items i JOIN item_texts t ON t.id = i.id
                     WHERE i.id > ? AND i.store_id = ? ORDER BY i.id LIMIT ?
                     """, arguments: [after, storeID, batchSize])
-                for row in rows { try Self.delete(row, db: db) }
+                let removals = try RemovalStatements(db)
+                for row in rows { try removals.delete(row, db: db) }
                 // The deleted items' terms are not new; the table is brought back to the vocabulary at the end.
                 TermDictionary.discardNewTerms(db)
                 removed += rows.count
@@ -98,7 +99,8 @@ extension SearchIndex {
                     WHERE i.store_id = ? AND i.id > ? AND NOT EXISTS (SELECT 1 FROM rebuild_marks m WHERE m.id = i.id)
                     ORDER BY i.id LIMIT ?
                     """, arguments: [storeID, after, batchSize])
-                for row in rows { try Self.delete(row, db: db) }
+                let removals = try RemovalStatements(db)
+                for row in rows { try removals.delete(row, db: db) }
                 TermDictionary.discardNewTerms(db)
                 removed += rows.count
                 guard let last = rows.last else {

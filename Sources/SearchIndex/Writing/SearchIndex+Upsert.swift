@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import SQLiteFiles
 import CSearchTokenizer
 import GRDBSQLite
 
@@ -91,10 +90,7 @@ extension SearchIndex {
                 if let offers = statements.tokenOffers, let replaced = prepared.replaced {
                     for (text, stream) in zip(replaced.texts, replaced.streams) { offer(stream, for: text, to: offers) }
                 }
-                let remove = statements.removeText.sqliteStatement
-                sqlite3_reset(remove)
-                for column in 0..<5 { SQLiteBinding.bind(old[column] as DatabaseValue, remove, Int32(column + 1)) }
-                try step(statements.removeText, db: db)
+                try statements.removals.removeText(old, db: db)
             }
             // The row's value lengths come from the tokens (a no-op for an item prepared ahead).
             prepared.tokenize()
@@ -111,8 +107,8 @@ extension SearchIndex {
                 sqlite3_bind_int64(texts.sqliteStatement, 4, id)
                 try step(texts, db: db)
             }
-            if writesPlace { try statements.remove(statements.removePlace, id: id, db: db) }
-            if writesAttributes { try statements.remove(statements.removeAttributes, id: id, db: db) }
+            if writesPlace { try statements.removals.remove(statements.removals.removePlace, id: id, db: db) }
+            if writesAttributes { try statements.removals.remove(statements.removals.removeAttributes, id: id, db: db) }
         }
         // Bound with the C API, like the item's other rows: an attribute row per value is the bulk of a
         // filtered export's writes.
@@ -225,26 +221,10 @@ extension SearchIndex {
     }
 
     /// Removes an item; true when it existed.
-    static func delete(uri: String, db: Database) throws -> Bool {
+    static func delete(uri: String, removals: RemovalStatements, db: Database) throws -> Bool {
         guard let old = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, display_name, title, text, keywords FROM items_content WHERE id = (SELECT id FROM items WHERE uri = ?)"),
                                          arguments: [uri]) else { return false }
-        try delete(old, db: db)
+        try removals.delete(old, db: db)
         return true
-    }
-
-    /// Removes the item of a row `(id, display_name, title, text, keywords)` from every table.
-    static func delete(_ old: Row, db: Database) throws {
-        let id: Int64 = old[0]
-        try removeText(old, db: db)
-        try db.cachedStatement(sql: "DELETE FROM items WHERE id = ?").execute(arguments: [id])
-        try db.cachedStatement(sql: "DELETE FROM item_texts WHERE id = ?").execute(arguments: [id])
-        try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?").execute(arguments: [id])
-        try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?").execute(arguments: [id])
-    }
-
-    /// Takes an item's text out of FTS5. The content is external, so FTS5 must be told the old values
-    /// (row `(id, display_name, title, text, keywords, …)`) to find the tokens to remove.
-    static func removeText(_ old: Row, db: Database) throws {
-        try db.cachedStatement(sql: UpsertStatements.removeTextSQL).execute(arguments: [old[0], old[1], old[2], old[3], old[4]])
     }
 }
