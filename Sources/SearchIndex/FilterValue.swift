@@ -19,6 +19,9 @@ public enum FilterValue: Sendable, Hashable {
         }
     }
 
+    /// Whether the index can hold the value: a string, or a number or date that is finite.
+    public var isFinite: Bool { numberColumn?.isFinite ?? true }
+
     /// The numeric column: the number, or the date's seconds since 2001 (Core Data's reference date).
     var numberColumn: Double? {
         switch self {

@@ -41,3 +41,11 @@ struct DependentExpansionTests {
         try store.read { snapshot throws in #expect(try none.dependents(of: [japan, places[0]], in: snapshot).isEmpty) }
     }
 }
+
+extension DependentExpansion {
+    /// Indexed objects whose items show one of `changed`, read as a history batch reads them (with their
+    /// first inverses) and then expanded.
+    func dependents(of changed: Set<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
+        try dependents(of: digests.objects(changed, in: snapshot), in: snapshot)
+    }
+}

@@ -1,12 +1,12 @@
 import Foundation
 
 /// A file's device and inode: equal identities are the same file, whatever its path.
-struct FileIdentity: Equatable, Sendable {
-    var device: UInt64
-    var inode: UInt64
+package struct FileIdentity: Equatable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
 
     /// The identity of the file at `path` now; nil when there is none.
-    init?(path: String) {
+    package init?(path: String) {
         // POSIX stat (Foundation's attributes lack the device number on Linux).
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }

@@ -104,15 +104,8 @@ extension Exporter {
     /// Refuses an index that is the store (or any other name of it): opening it read-write, or a lock beside
     /// it, would write into the app's folder for nothing, and writing it would write the app's file.
     static func checkIndexIsNotStore(indexPath: String, storePath: String) throws(ExportError) {
-        if let storeFile = identity(storePath), let indexFile = identity(indexPath), storeFile == indexFile {
+        if let storeFile = FileIdentity(path: storePath), storeFile == FileIdentity(path: indexPath) {
             throw .indexIsStore(index: indexPath, store: storePath)
         }
-    }
-
-    /// The device and inode of the file a path resolves to, nil when there is none.
-    static func identity(_ path: String) -> [UInt64]? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return [UInt64(truncatingIfNeeded: info.st_dev), UInt64(truncatingIfNeeded: info.st_ino)]
     }
 }

@@ -14,7 +14,7 @@ extension Exporter {
     public func reindex(_ ids: [ManagedObjectID], events: (IndexingEvent) -> Void = { _ in }) async throws(ExportError) -> Summary {
         let start = DispatchTime.now().uptimeNanoseconds
         let written = try await ThreadExecutor.withExecutor(named: "searchlight reindex") { executor throws(ExportError) in
-            try await withTaskExecutorPreference(executor) { () throws(ExportError) in try await self.rebuildItems(of: ids) }
+            try await withTaskExecutorPreference(executor) { () throws(ExportError) in try self.rebuildItems(of: ids) }
         }
         guard var summary = written else { return try await catchUp(events: events) }
         summary.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
@@ -24,7 +24,7 @@ extension Exporter {
     /// Builds and writes the items of `ids`, on the reindex's thread, a batch per transaction (all of them: the
     /// request is bounded, and one made before a stop is still served); nil when the store has not been
     /// exported yet.
-    private func rebuildItems(of ids: [ManagedObjectID]) async throws(ExportError) -> Summary? {
+    private func rebuildItems(of ids: [ManagedObjectID]) throws(ExportError) -> Summary? {
         var summary = Summary(store: indexedStore)
         do {
             guard let checkpoint = try index.checkpoint(storeUUID: store.metadata.storeUUID), checkpoint.exportState == nil else { return nil }

@@ -165,15 +165,8 @@ struct ItemBuilder: Sendable {
         let (textLimit, keywordLimit) = (maximumValues * max(1, plan.text.count), maximumValues * max(1, plan.keywords.count))
         if item.text.count > textLimit { item.text.removeLast(item.text.count - textLimit) }
         if item.keywords.count > keywordLimit { item.keywords.removeLast(item.keywords.count - keywordLimit) }
-        func isFinite(_ value: FilterValue) -> Bool {
-            switch value {
-            case .number(let number): number.isFinite
-            case .date(let date): date.timeIntervalSinceReferenceDate.isFinite
-            case .string: true
-            }
-        }
-        for (name, values) in item.attributes where !values.allSatisfy(isFinite) {
-            let finite = values.filter(isFinite)
+        for (name, values) in item.attributes where !values.allSatisfy(\.isFinite) {
+            let finite = values.filter(\.isFinite)
             omitted += values.count - finite.count
             item.attributes[name] = finite.isEmpty ? nil : finite
         }

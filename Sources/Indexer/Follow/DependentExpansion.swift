@@ -8,11 +8,6 @@ struct DependentExpansion: Sendable {
     /// Which entities' objects are shown by which indexed entities, through which inverses.
     let digests: ShownValueDigests
 
-    /// Indexed objects whose items show one of `changed` (not `changed` themselves, unless one shows another).
-    func dependents(of changed: Set<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
-        try dependents(of: digests.objects(changed, in: snapshot), in: snapshot)
-    }
-
     /// Indexed objects whose items show one of `objects`, which were read with their first inverses
     /// (``ShownValueDigests/objects(_:in:)``): the first step back is taken from them, the rest from the store.
     func dependents(of objects: [ManagedObjectSnapshot], in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {

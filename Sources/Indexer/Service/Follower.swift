@@ -56,7 +56,7 @@ final class Follower {
             exporter.rebuildPolicy = options.rebuildPolicy
             // One store given twice (two names of one file, or a copy) would take turns rebuilding over the other.
             if let twin = entries.first(where: { $0.exporter.store.metadata.storeUUID.caseInsensitiveCompare(exporter.store.metadata.storeUUID) == .orderedSame }) {
-                let sameFile = Exporter.identity(store.path).map { $0 == Exporter.identity(twin.source.storePath) } ?? false
+                let sameFile = FileIdentity(path: store.path).map { $0 == FileIdentity(path: twin.source.storePath) } ?? false
                 throw .storeGivenTwice(path: store.path, other: twin.source.storePath, sameFile: sameFile)
             }
             entries.append(Entry(source: source, exporter: exporter, rebuild: rebuild))
@@ -92,10 +92,9 @@ final class Follower {
             for position in entries.indices where entries[position].pending && !control.isStopRequested {
                 do {
                     _ = try await catchUp(position)
-                } catch where Self.busyFile(error) != nil {
-                    stall(position, on: Self.busyFile(error))
                 } catch {
-                    return error
+                    guard let file = Self.busyFile(error) else { return error }
+                    stall(position, on: file)
                 }
             }
             guard !control.isStopRequested else { break }
@@ -116,10 +115,9 @@ final class Follower {
             for position in entries.indices where !entries[position].pending {
                 do {
                     try look(at: position, control)
-                } catch where Self.busyFile(error) != nil {
-                    stall(position, on: Self.busyFile(error))
                 } catch {
-                    return error
+                    guard let file = Self.busyFile(error) else { return error }
+                    stall(position, on: file)
                 }
             }
         }
@@ -173,12 +171,12 @@ final class Follower {
     }
 
     /// Marks a store's catch-up stalled on `file` (the store or the index another process keeps locked).
-    private func stall(_ position: Int, on file: String?) {
+    private func stall(_ position: Int, on file: String) {
         guard entries[position].stalledSince == nil else { return }
         let since = Date()
         entries[position].stalledSince = since
         entries[position].pending = true
-        send(.stalled(path: file ?? entries[position].source.storePath, since: since))
+        send(.stalled(path: file, since: since))
     }
 
     /// The file a busy error names (the store or the index), nil for any other error.

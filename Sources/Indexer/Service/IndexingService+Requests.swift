@@ -100,23 +100,21 @@ extension IndexingService {
     /// Starts `body` as a run's task, on a thread of its own: its SQLite work and file waits block that thread,
     /// never Swift's cooperative pool. `control`'s stop request cancels the task.
     @discardableResult
-    static func runTask<T: Sendable>(named name: String, control: RunControl?,
+    static func runTask<T: Sendable>(named name: String, control: RunControl,
                                      _ body: @escaping @Sendable () async throws(ExportError) -> T) -> Task<Result<T, ExportError>, Never> {
         let task = ThreadExecutor.detachedTask(named: name) { () async -> Result<T, ExportError> in
             do throws(ExportError) { return .success(try await body()) } catch { return .failure(error) }
         }
-        control?.attach(cancelling: task.cancel)
+        control.attach(cancelling: task.cancel)
         return task
     }
 
     /// Runs `body` as a run's task (``runTask(named:control:_:)``) and returns what it returns; cancelling the
     /// caller's task stops it as ``requestStop()`` would.
-    static func run<T: Sendable>(named name: String, control: RunControl?,
+    static func run<T: Sendable>(named name: String, control: RunControl,
                                  _ body: @escaping @Sendable () async throws(ExportError) -> T) async throws(ExportError) -> T {
         let task = runTask(named: name, control: control, body)
-        return try await withTaskCancellationHandler { await task.value } onCancel: {
-            control?.requestStop()
-            task.cancel()
-        }.get()
+        // Stopping the run cancels its task (``RunControl/attach(cancelling:)``).
+        return try await withTaskCancellationHandler { await task.value } onCancel: { control.requestStop() }.get()
     }
 }

@@ -39,7 +39,7 @@ extension SearchIndex {
             // typo match and score as they would alone, so a page they fill is the page. Facets and the
             // total count every match, typo matches included, and need them anyway.
             var parsed = parsed
-            var expanded = !(request.typoTolerance && parsed.map(Search.mayExpand) == true)
+            var expanded = !(request.typoTolerance && parsed?.mayMatchWithTypos == true)
             func expand() throws {
                 if !expanded, let typed = parsed { parsed = try Search.expanded(typed, db: db) }
                 expanded = true
@@ -94,7 +94,7 @@ extension SearchIndex {
         let predicate = try Self.predicate(of: unpaged, db: db)
         let widened = try Self.withEntityKinds(unpaged, db: db)
         return try db.withTimeLimit(request.timeLimit) {
-            let parsed = try parsed.map { parsed in request.typoTolerance && Search.mayExpand(parsed) ? try Search.expanded(parsed, db: db) : parsed }
+            let parsed = try parsed.map { parsed in request.typoTolerance && parsed.mayMatchWithTypos ? try Search.expanded(parsed, db: db) : parsed }
             var search = Search(db: db, request: widened, parsed: parsed, predicate: predicate)
             return try search.count()
         }

@@ -29,9 +29,6 @@ extension Search {
         return TypoExpander.allowedEdits(for: term.tokens[0])
     }
 
-    /// Whether some word of the query may match with typos.
-    static func mayExpand(_ parsed: ParsedQuery) -> Bool { parsed.mayMatchWithTypos }
-
     /// The query with every eligible word's typo expansions: required single words (not phrases) of 5
     /// letters or more, without digits; each expansion checked against FTS5, so a term of a deleted item never stands in.
     static func expanded(_ parsed: ParsedQuery, db: Database) throws -> ParsedQuery {

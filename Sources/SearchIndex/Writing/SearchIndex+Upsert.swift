@@ -114,7 +114,7 @@ extension SearchIndex {
         // filtered export's writes.
         let attribute = statements.insertAttribute.sqliteStatement
         for (name, values) in item.attributes where writesAttributes {
-            for value in values where value.numberColumn?.isFinite ?? true {
+            for value in values where value.isFinite {
                 sqlite3_reset(attribute)
                 sqlite3_bind_int64(attribute, 1, id)
                 SQLiteCall.bindText(attribute, 2, name)

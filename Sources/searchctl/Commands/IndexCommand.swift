@@ -106,10 +106,6 @@ struct IndexCommand: AsyncParsableCommand {
                 } else {
                     _ = try await service.catchUp(rebuild: rebuild)
                 }
-            } catch .alreadyRunning {
-                // No run began, so no end will come.
-                printer.cancel()
-                throw ExportError.alreadyRunning
             } catch {
                 // The run's end is on its way, after its notes: let them print, then fail.
                 _ = await printer.value

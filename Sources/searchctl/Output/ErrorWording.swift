@@ -98,15 +98,15 @@ extension ExportError {
             "another indexer (pid \(holder.map(String.init) ?? "unknown"): a searchctl index, or an app's indexing service) is writing this index; wait for it or stop it"
         case .unsafeFile(let path, let reason):
             "refusing to write \(path): \(reason); remove it (it is not Searchlight's) and run again"
-        case .indexIsStore:
-            description + " (--index)"
+        case .indexIsStore(let index, let store):
+            "\(index) is the store \(store) itself; choose another path for the index (--index)"
         case .duplicateStore(let uuid, let indexedPath, let path):
             "\(path) has the UUID \(uuid) of \(indexedPath), which this index already follows: it is a copy of that store; "
                 + "index the copy into an index of its own (--index), or move the original away first"
-        case .storeGivenTwice(_, _, true):
-            description.replacingOccurrences(of: "give it once", with: "give it to --store once")
-        case .storeGivenTwice(_, _, false):
-            description + " (--index)"
+        case .storeGivenTwice(let path, let other, true):
+            "\(path) and \(other) are one store file; give it to --store once"
+        case .storeGivenTwice(let path, let other, false):
+            "\(path) is a copy of \(other) (the same store UUID); index the copy into an index of its own (--index)"
         case .historyNotTracked(let path):
             "\(path) has no persistent history, so --follow cannot see changes; turn on NSPersistentHistoryTrackingKey in the app's "
                 + "store description (index without --follow re-exports everything each run)"
