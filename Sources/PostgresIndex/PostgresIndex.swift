@@ -62,6 +62,14 @@ public final class PostgresIndex: Sendable {
         try? await connection.close()
     }
 
+    /// An index dropped without ``close()`` closes its connection too (closing twice does nothing).
+    deinit {
+        // Kept alive until it is closed: postgres-nio asserts a connection is closed before it goes.
+        let connection = connection
+        let closing: EventLoopFuture<Void> = connection.close()
+        closing.whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
     // MARK: Statements
 
     /// Runs a statement and collects its rows.

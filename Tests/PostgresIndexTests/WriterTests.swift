@@ -34,6 +34,15 @@ struct WriterTests {
         _ = try await again.apply(Self.batch("STORE-A", token: 1, upserts: [Self.item("STORE-A", 1, "after")]))
         #expect(try await index.checkpoints().map(\.storeUUID) == ["STORE-A", "STORE-B"])
         await again.close()
+        // A writer dropped without close() frees its store as its connection closes.
+        do { _ = try await PostgresIndexWriter.open(index, storeUUID: "STORE-C") }
+        var reopened: PostgresIndexWriter?
+        for _ in 0..<100 where reopened == nil {
+            reopened = try? await PostgresIndexWriter.open(index, storeUUID: "STORE-C")
+            if reopened == nil { try await Task.sleep(nanoseconds: 50_000_000) }
+        }
+        #expect(reopened != nil)
+        await reopened?.close()
         await other.close()
         await index.close()
     }

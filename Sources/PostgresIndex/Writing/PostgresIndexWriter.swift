@@ -50,6 +50,14 @@ public final class PostgresIndexWriter: Sendable {
         try? await connection.close()
     }
 
+    /// A writer dropped without ``close()`` gives its store's lock up too (closing twice does nothing).
+    deinit {
+        // Kept alive until it is closed: postgres-nio asserts a connection is closed before it goes.
+        let connection = connection
+        let closing: EventLoopFuture<Void> = connection.close()
+        closing.whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
     static func lockName(_ storeUUID: String) -> String { "searchlight store " + storeUUID }
 
     /// Who holds a store's lock: the backend's client address, process and application.
