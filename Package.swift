@@ -132,7 +132,7 @@ let package = Package(
         // Starts its own PostgreSQL clusters on 127.0.0.1 (initdb, pg_ctl); compiled only with the PostgreSQL trait.
         .testTarget(
             name: "PostgresIndexTests",
-            dependencies: ["TestScratch", "PostgresIndex", "SearchIndex"]),
+            dependencies: ["TestScratch", "PostgresIndex", "SearchIndex", "Indexer", "CoreDataStore"]),
         .testTarget(
             name: "searchctlTests",
             dependencies: ["TestScratch", "CoreDataStore", "CoreDataStoreWriter", "searchctl"]),

@@ -63,6 +63,12 @@ final class PostgresCluster {
         try Self.run("\(binaries.folder)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "searchlight"])
     }
 
+    /// Creates another database in the cluster.
+    func createDatabase(_ name: String) throws {
+        guard let binaries = Self.binaries else { return }
+        try Self.run("\(binaries.folder)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, name])
+    }
+
     /// Starts the server (again) and records its pid.
     func start() throws {
         guard let binaries = Self.binaries else { return }
