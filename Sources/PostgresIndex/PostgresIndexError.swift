@@ -18,8 +18,8 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
     case schemaTooNew(found: Int, supported: Int)
     /// The database has no Searchlight index (a reader never creates one).
     case notAnIndex(location: String)
-    /// A request the PostgreSQL backend does not answer yet.
-    case unsupported(String)
+    /// A request the PostgreSQL backend does not answer yet, and what to do instead.
+    case unsupported(String, instead: String = "use an SQLite index for it")
     /// The request itself is invalid (the same errors the SQLite index gives).
     case search(SearchIndexError)
 
@@ -44,8 +44,8 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
             return "the database holds index schema \(found), newer than this searchctl's \(supported); use a newer searchctl"
         case .notAnIndex(let location):
             return "\(location) holds no Searchlight index; create it with `searchctl index --store S --index \(location)`"
-        case .unsupported(let what):
-            return "the PostgreSQL index does not support \(what) yet; use an SQLite index for it"
+        case .unsupported(let what, let instead):
+            return "the PostgreSQL index does not support \(what) yet; \(instead)"
         case .search(let error):
             return error.description
         }

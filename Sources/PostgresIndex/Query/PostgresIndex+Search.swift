@@ -47,7 +47,8 @@ extension PostgresIndex {
         // The SQLite index looks for typo expansions when exact matches do not fill the page; this backend
         // has no term dictionary yet, and refuses rather than answer otherwise.
         if let parsed, request.typoTolerance, parsed.mayMatchWithTypos, page.count < request.limit {
-            throw .unsupported("typo tolerance (this search's exact matches do not fill the page; search with --exact)")
+            throw .unsupported("typo tolerance, which this search needs (its exact matches do not fill the page)",
+                               instead: "search with typo tolerance off (--exact), or use an SQLite index")
         }
         // Typos are folded into the score as penalties, as searchlight_rank does; a hit reports them apart.
         let hits = page.map { $0.hit(ranked: parsed != nil) }
