@@ -104,6 +104,23 @@ struct CrossBackendTests {
             }
             // Not a comparison of two empty answers.
             #expect(hits > 500)
+            // A stranger's queries, with PostgreSQL's own tsquery syntax in them: the same hits, or the same refusal.
+            let hostile = ["'", "\\", "\"", "a:*", "san & !paris", "new <-> york", "'tokyo':*", "tok' | 'x", "(", ")", "!!!", "::",
+                           "\u{0}tokyo", "to\u{0}kyo", "x\u{7F}y", String(repeating: "san ", count: 80), String(repeating: "é", count: 3_000)]
+            for query in hostile {
+                var request = SearchRequest(query: query)
+                request.typoTolerance = false
+                func outcome(_ body: () async throws -> [String]) async -> Result<[String], any Error> {
+                    do { return .success(try await body()) } catch { return .failure(error) }
+                }
+                let expected = await outcome { try await sqlite.search(request).hits.map(\.uri) }
+                let found = await outcome { try await postgres.search(request).hits.map(\.uri) }
+                switch (expected, found) {
+                case (.success(let want), .success(let got)): #expect(got == want, "\(query.debugDescription)")
+                case (.failure(let want), .failure(let got)): #expect("\(got)" == "\(want)", "\(query.debugDescription)")
+                case (let want, let got): Issue.record("\(query.debugDescription): SQLite \(want), PostgreSQL \(got)")
+                }
+            }
             var prefix = SearchRequest(query: "san fr", limit: 10)
             (prefix.lastWordIsPrefix, prefix.typoTolerance) = (true, false)
             try await Self.compare(prefix, sqlite, postgres)
