@@ -99,7 +99,8 @@ let package = Package(
         .executableTarget(
             name: "searchctl",
             dependencies: [
-                "CoreDataStore", "SearchIndex", "Indexer",
+                // PostgresIndex is only a location parser and an error without the PostgreSQL trait.
+                "CoreDataStore", "SearchIndex", "Indexer", "PostgresIndex",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
@@ -108,6 +109,8 @@ let package = Package(
                 "CoreDataStore",
                 "CoreDataStoreWriter",
                 "SearchIndex",
+                // searchbench fleet: PostgreSQL beside SQLite (a location parser alone without the trait).
+                "PostgresIndex",
                 "SeededRandom",
                 // The export ceiling tokenizes with the same FTS5 tokenizer, registered on a raw connection.
                 "CSearchTokenizer",
@@ -132,7 +135,7 @@ let package = Package(
         // Starts its own PostgreSQL clusters on 127.0.0.1 (initdb, pg_ctl); compiled only with the PostgreSQL trait.
         .testTarget(
             name: "PostgresIndexTests",
-            dependencies: ["TestScratch", "PostgresIndex", "SearchIndex", "Indexer", "CoreDataStore"]),
+            dependencies: ["TestScratch", "PostgresIndex", "SearchIndex", "Indexer", "CoreDataStore", "CoreDataStoreWriter", "searchctl"]),
         .testTarget(
             name: "searchctlTests",
             dependencies: ["TestScratch", "CoreDataStore", "CoreDataStoreWriter", "searchctl"]),

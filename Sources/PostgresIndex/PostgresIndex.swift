@@ -13,7 +13,7 @@ import SearchIndex
 /// an advisory lock in the database, and each batch commits with its store's checkpoint.
 public final class PostgresIndex: Sendable {
     /// Where the index is.
-    public let location: PostgresLocation
+    public let postgresLocation: PostgresLocation
     /// One connection per index value: PostgreSQL runs its statements one after another, and
     /// postgres-nio queues concurrent searches on it.
     let connection: PostgresConnection
@@ -26,7 +26,7 @@ public final class PostgresIndex: Sendable {
     }()
 
     private init(location: PostgresLocation, connection: PostgresConnection) {
-        self.location = location
+        self.postgresLocation = location
         self.connection = connection
     }
 
@@ -99,7 +99,14 @@ public final class PostgresIndex: Sendable {
     static func mapped(_ error: any Error) -> PostgresIndexError {
         if let error = error as? PostgresIndexError { return error }
         if let error = error as? PSQLError, let message = error.serverInfo?[.message] {
-            return .server(message: message, sqlState: error.serverInfo?[.sqlState])
+            let state = error.serverInfo?[.sqlState]
+            // Classes 08 (connection exception) and 57 (operator intervention: shutdown, crash, cancel).
+            if let state, state.hasPrefix("08") || state.hasPrefix("57P") { return .connectionLost(reason: message) }
+            return .server(message: message, sqlState: state)
+        }
+        if let error = error as? PSQLError,
+           [.serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown].contains(error.code) {
+            return .connectionLost(reason: reason(error))
         }
         return .server(message: reason(error), sqlState: nil)
     }

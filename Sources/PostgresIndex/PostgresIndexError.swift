@@ -10,6 +10,9 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
     case unreachable(location: String, reason: String)
     /// The server refused a statement.
     case server(message: String, sqlState: String?)
+    /// The connection broke mid-statement (the server restarted, crashed or was shut down): the transaction
+    /// under way committed whole or not at all, and trying again later resumes from the last commit.
+    case connectionLost(reason: String)
     /// Another exporter writes this store into the database (its advisory lock is held).
     case writerActive(storeUUID: String, holder: String?)
     /// The store's checkpoint moved under this writer: another process wrote the store.
@@ -34,6 +37,8 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
             return "cannot connect to \(location): \(reason); check that the server runs and accepts this user"
         case .server(let message, let state):
             return "PostgreSQL refused a statement: \(message)" + (state.map { " (SQLSTATE \($0))" } ?? "")
+        case .connectionLost(let reason):
+            return "the connection to PostgreSQL broke (\(reason)); the batch under way was committed whole or not at all: run the command again once the server is back, and it resumes from the last commit"
         case .writerActive(let uuid, let holder):
             return "another exporter is writing store \(uuid) into this database" + (holder.map { " (\($0))" } ?? "")
                 + "; stop it, or wait until it finishes"

@@ -160,4 +160,12 @@ public struct BatchResult: Sendable, Hashable {
         self.deleted = deleted
         self.unchanged = unchanged
     }
+
+    /// Adds what another batch of the same transaction changed.
+    public mutating func add(_ other: BatchResult) {
+        inserted += other.inserted
+        updated += other.updated
+        deleted += other.deleted
+        unchanged += other.unchanged
+    }
 }

@@ -33,6 +33,9 @@ public enum SearchIndexError: Error, Sendable, Equatable {
     case cancelled
     /// The database reported an error none of the cases above explains.
     case database(path: String, message: String)
+    /// Another backend (a PostgreSQL server) refused or failed, in its own words; `isTemporary` when
+    /// trying again later may succeed (the server unreachable, the store's writer busy elsewhere).
+    case backend(message: String, isTemporary: Bool)
 }
 
 extension SearchIndexError: CustomStringConvertible {
@@ -72,6 +75,8 @@ extension SearchIndexError: CustomStringConvertible {
             "the search was cancelled with the task that asked for it, and read nothing more; ask again if its answer is still wanted"
         case .database(let path, let message):
             "\(path): database error: \(message); if the file is intact, this is a Searchlight bug: please report it"
+        case .backend(let message, _):
+            message
         }
     }
 }

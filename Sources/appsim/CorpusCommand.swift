@@ -10,10 +10,12 @@ struct CorpusCommand: ParsableCommand {
         abstract: "Build a Core Data store with persistent history from the Places Corpus.",
         discussion: """
             small: the committed 34,006 places; full: 234,908 places (run scripts/derive-corpus full first); \
-            1m: full four times over with jitter.
+            1m: full four times over with jitter. --part K/N keeps every Nth place from the Kth (a fleet of N \
+            stores that together hold the size once; each holds every country).
 
-            Example:
+            Examples:
               appsim corpus --size small --out /tmp/places.sqlite
+              appsim corpus --size 1m --part 3/16 --out /tmp/fleet/store-3.sqlite
             """)
 
     @Option(help: "small, full or 1m.")
@@ -25,18 +27,31 @@ struct CorpusCommand: ParsableCommand {
     @Option(help: "Objects per save, like an app importing in batches.")
     var saveSize = 1_000
 
+    @Option(help: ArgumentHelp("Only every Nth place, from the Kth (0-based).", valueName: "K/N"))
+    var part: String?
+
     @Option(help: "The Corpus folder.")
     var corpus = Corpus.defaultDirectory
 
+    /// `--part K/N` as numbers, nil without it.
+    var slice: (index: Int, count: Int)? {
+        guard let part else { return nil }
+        let fields = part.split(separator: "/")
+        guard fields.count == 2, let index = Int(fields[0]), let count = Int(fields[1]), count >= 1, (0..<count).contains(index) else { return nil }
+        return (index, count)
+    }
+
     func validate() throws {
         guard Corpus.Size(rawValue: size) != nil else { throw ValidationError("--size must be small, full or 1m") }
+        guard part == nil || slice != nil else { throw ValidationError("--part must be K/N with 0 ≤ K < N, e.g. 0/16") }
         guard saveSize >= 1 else { throw ValidationError("--save-size must be at least 1") }
     }
 
     func run() throws {
         do {
             let corpus = Corpus(directory: URL(fileURLWithPath: self.corpus))
-            let places = try corpus.places(size: Corpus.Size(rawValue: size) ?? .small)
+            var places = try corpus.places(size: Corpus.Size(rawValue: size) ?? .small)
+            if let slice { places = places.enumerated().filter { $0.offset % slice.count == slice.index }.map(\.element) }
             let countries = try corpus.countries()
             let writer = try StoreWriter.create(at: out, model: try corpus.model())
             let start = DispatchTime.now().uptimeNanoseconds

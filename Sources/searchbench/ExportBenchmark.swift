@@ -142,18 +142,35 @@ enum ChildProcess {
     }
 
     static func run(_ path: String, _ arguments: [String]) throws -> Outcome {
+        try wait(try spawn(path, arguments))
+    }
+
+    /// A child started and not yet waited for: its pid and when it started.
+    struct Running {
+        var pid: pid_t
+        var path: String
+        var started: UInt64
+    }
+
+    /// Starts a program without waiting for it (several run at once: a fleet of exporters).
+    static func spawn(_ path: String, _ arguments: [String]) throws -> Running {
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let started = DispatchTime.now().uptimeNanoseconds
         let spawned = posix_spawn(&pid, path, nil, nil, argv, environ)
         guard spawned == 0 else { throw BenchmarkError("cannot run \(path): \(String(cString: strerror(spawned)))") }
+        return Running(pid: pid, path: path, started: started)
+    }
+
+    /// Waits for a child started by ``spawn(_:_:)``: its exit status, seconds and peak memory.
+    static func wait(_ child: Running) throws -> Outcome {
         var status: Int32 = 0
         var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw BenchmarkError("wait4 failed for \(path)") }
+        while wait4(child.pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw BenchmarkError("wait4 failed for \(child.path)") }
         }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - child.started) / 1e9
         let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return Outcome(status: exit, seconds: seconds, maximumResidentKiB: Int(usage.ru_maxrss))
     }

@@ -65,7 +65,7 @@ struct WriterTests {
         search.typoTolerance = false
         #expect(try await index.search(search).hits.map(\.uri) == [renamed.uri])
         #expect(try await index.statistics().itemsPerEntity == ["Thing": 4])
-        #expect(try await writer.removeStore() == 4)
+        #expect(try await writer.removeStore(uuid: "S") == 4)
         #expect(try await index.dump().isEmpty)
         #expect(try await index.checkpoint(storeUUID: "S") == nil)
         await writer.close()

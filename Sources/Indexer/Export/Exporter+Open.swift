@@ -48,6 +48,13 @@ extension Exporter {
         return try open(source, index: index, lock: lock, events: events)
     }
 
+    /// Opens the source's store and an exporter of it into `writer`, an index backend that enforces one
+    /// writer per store itself (a PostgreSQL database): the store is claimed there. `source.indexPath`
+    /// names the index in messages only.
+    public static func open(_ source: Source, writer: any IndexWriter, events: (IndexingEvent) -> Void = { _ in }) throws(ExportError) -> Exporter {
+        try open(source, index: writer, lock: nil, events: events)
+    }
+
     /// Opens the index at `indexPath` for writing, created with the permissions of the store at `storePath`:
     /// its read and write bits (setuid, sticky and execute never carry over), always readable and writable
     /// by the owner, so a store on read-only media still gets an index its exporter can write.
@@ -60,12 +67,14 @@ extension Exporter {
 
     /// Opens the source's store and an exporter of it into `index`, writing under `lock` (nil: the caller
     /// holds the index's writer lock).
-    static func open(_ source: Source, index: SearchIndex, lock: WriterLock?, events: (IndexingEvent) -> Void) throws(ExportError) -> Exporter {
+    static func open(_ source: Source, index: any IndexWriter, lock: WriterLock?, events: (IndexingEvent) -> Void) throws(ExportError) -> Exporter {
         let store: PersistentStore
         do { store = try PersistentStore(path: source.storePath, modelPath: source.modelPath) } catch { throw .store(error) }
         for note in store.notes { events(.notice(.store(path: source.storePath, note))) }
         if source.requiresHistory && !store.hasHistory { throw .historyNotTracked(path: source.storePath) }
         try checkIndexIsNotStore(indexPath: source.indexPath, storePath: source.storePath)
+        // Before the configuration is read from the index: the store's writer decides which one is kept.
+        do { try index.claim(storeUUID: store.metadata.storeUUID) } catch { throw .index(error) }
         let configuration = try resolveConfiguration(source, model: store.model, index: index, storeUUID: store.metadata.storeUUID, events: events)
         return Exporter(store: store, index: index, configuration: configuration, functions: source.functions, producers: source.producers,
                         batchSize: source.batchSize, lock: lock)
@@ -84,7 +93,7 @@ extension Exporter {
     /// The source's configuration; without one, the configuration the index was built with for this store
     /// (a restarted indexer keeps it rather than throwing a configured index away for the defaults).
     private static func resolveConfiguration(
-        _ source: Source, model: ManagedObjectModel, index: SearchIndex?, storeUUID: String, events: (IndexingEvent) -> Void
+        _ source: Source, model: ManagedObjectModel, index: (any IndexWriter)?, storeUUID: String, events: (IndexingEvent) -> Void
     ) throws(ExportError) -> ResolvedConfiguration {
         var chosen = source.configuration
         if chosen == nil, let index {

@@ -39,7 +39,8 @@ public final class Exporter {
     }
 
     let store: PersistentStore
-    let index: SearchIndex
+    /// Where items go: an SQLite index file or another backend; the exporter does not know which.
+    let index: any IndexWriter
     let configuration: ResolvedConfiguration
     let builder: ItemBuilder
     let batchSize: Int
@@ -79,8 +80,27 @@ public final class Exporter {
                   batchSize: batchSize, lock: lock)
     }
 
-    /// An exporter writing under `lock`, or under a lock its owner holds (nil).
-    init(store: PersistentStore, index: SearchIndex, configuration: ResolvedConfiguration, functions: FunctionRegistry,
+    /// Opens an exporter writing into `writer`, a backend that enforces one writer per store itself (a
+    /// PostgreSQL database): claims the store there, and fails naming the writer that holds it.
+    ///
+    /// - Parameters:
+    ///   - store: The app's store, opened read-only.
+    ///   - writer: The index, opened for writing.
+    ///   - configuration: What to index, resolved against the store's model.
+    ///   - functions: The functions `FUNCTION(x, 'name:')` may call in the configuration's expressions.
+    ///   - producers: Per entity name, code that reshapes or skips the item the configuration builds.
+    ///   - batchSize: Objects per index transaction.
+    public convenience init(store: PersistentStore, writer: any IndexWriter, configuration: ResolvedConfiguration,
+                            functions: FunctionRegistry = .standard, producers: [String: any ItemProducer] = [:],
+                            batchSize: Int = 1_000) throws(ExportError) {
+        do { try writer.claim(storeUUID: store.metadata.storeUUID) } catch { throw .index(error) }
+        self.init(store: store, index: writer, configuration: configuration, functions: functions, producers: producers,
+                  batchSize: batchSize, lock: nil)
+    }
+
+    /// An exporter writing under `lock`, or under a lock its owner holds (nil), or into a backend that
+    /// enforces one writer per store itself (nil, the store claimed).
+    init(store: PersistentStore, index: any IndexWriter, configuration: ResolvedConfiguration, functions: FunctionRegistry,
          producers: [String: any ItemProducer], batchSize: Int, lock: WriterLock?) {
         self.store = store
         self.index = index

@@ -19,11 +19,12 @@ public struct IndexStatus: Sendable {
 
     public var statistics: IndexStatistics
     public var stores: [Store]
-    /// The pid of the exporter writing the index, if one is.
+    /// The pid of the exporter writing the index file, if one is (nil for a backend that many exporters
+    /// write, each holding its stores' locks in the database).
     public var writerPID: Int32?
 
     /// Reads the status of an index (and peeks at each store it holds, read-only).
-    public static func read(index: SearchIndex) throws(SearchIndexError) -> IndexStatus {
+    public static func read(index: any IndexReader) throws(SearchIndexError) -> IndexStatus {
         let statistics = try index.statistics()
         let stores = statistics.checkpoints.map { checkpoint -> Store in
             do {
@@ -33,12 +34,13 @@ public struct IndexStatus: Sendable {
                 return Store(checkpoint: checkpoint, problem: "\(error)")
             }
         }
-        return IndexStatus(statistics: statistics, stores: stores, writerPID: WriterLock.holder(indexPath: index.path))
+        let writer = (index as? SearchIndex).flatMap { WriterLock.holder(indexPath: $0.path) }
+        return IndexStatus(statistics: statistics, stores: stores, writerPID: writer)
     }
 
     /// The stores whose export is unfinished, with how far each is: what a search warns about. Reads
     /// only the index's checkpoints, so a search pays no store open for it.
-    public static func unfinishedExports(index: SearchIndex) throws(SearchIndexError) -> [(storePath: String, export: ExportStatus)] {
+    public static func unfinishedExports(index: any IndexReader) throws(SearchIndexError) -> [(storePath: String, export: ExportStatus)] {
         try index.checkpoints().compactMap { checkpoint in ExportStatus(checkpoint: checkpoint).map { (checkpoint.storePath, $0) } }
     }
 }

@@ -42,7 +42,7 @@ struct HistoryBatchEnd: Sendable {
 struct HistoryProducer: Sendable {
     let store: PersistentStore
     /// Read for the digests saved with earlier batches.
-    let index: SearchIndex
+    let index: any IndexWriter
     let builder: ItemBuilder
     let digests: ShownValueDigests
     let batchSize: Int

@@ -56,9 +56,9 @@ public final class DeepLinkResolver {
     }
 
     /// Resolves URIs in the stores an index records, opening each (with `modelPath`, if given) on first use.
-    public init(index: SearchIndex, modelPath: String? = nil) throws(SearchIndexError) {
+    public init(index: any IndexReader, modelPath: String? = nil) throws(SearchIndexError) {
         let checkpoints = try index.checkpoints()
-        source = .index(path: index.path, storePaths: Dictionary(checkpoints.map { ($0.storeUUID.uppercased(), $0.storePath) }, uniquingKeysWith: { first, _ in first }),
+        source = .index(path: index.location, storePaths: Dictionary(checkpoints.map { ($0.storeUUID.uppercased(), $0.storePath) }, uniquingKeysWith: { first, _ in first }),
                         modelPath: modelPath)
     }
 

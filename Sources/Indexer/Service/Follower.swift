@@ -24,13 +24,14 @@ final class Follower {
         var stalledSince: Date?
     }
 
-    let index: SearchIndex
-    private let lock: WriterLock
+    let index: any IndexWriter
+    /// The index file's writer lock; nil for a backend that enforces one writer per store itself.
+    private let lock: WriterLock?
     private var entries: [Entry]
     private let options: IndexingService.Options
     private let send: @Sendable (IndexingEvent) -> Void
 
-    private init(index: SearchIndex, lock: WriterLock, entries: [Entry], options: IndexingService.Options, send: @escaping @Sendable (IndexingEvent) -> Void) {
+    private init(index: any IndexWriter, lock: WriterLock?, entries: [Entry], options: IndexingService.Options, send: @escaping @Sendable (IndexingEvent) -> Void) {
         self.index = index
         self.lock = lock
         self.entries = entries
@@ -38,15 +39,23 @@ final class Follower {
         self.send = send
     }
 
-    deinit { lock.release() }
+    deinit { lock?.release() }
 
-    /// Takes the index's writer lock, opens the index and every store.
-    static func open(indexPath: String, stores: [IndexingService.Store], options: IndexingService.Options, requiresHistory: Bool,
-                     rebuild: Bool = false, send: @escaping @Sendable (IndexingEvent) -> Void) throws(ExportError) -> Follower {
+    /// Takes the index's writer lock, opens the index and every store; or, given `openWriter`, opens the
+    /// backend it returns, which claims each store for this process.
+    static func open(indexPath: String, openWriter: IndexingService.WriterOpener?, stores: [IndexingService.Store], options: IndexingService.Options,
+                     requiresHistory: Bool, rebuild: Bool = false, send: @escaping @Sendable (IndexingEvent) -> Void) throws(ExportError) -> Follower {
         guard let first = stores.first else { throw .configuration("no store to index was given") }
         for store in stores { try Exporter.checkIndexIsNotStore(indexPath: indexPath, storePath: store.path) }
-        let lock = try WriterLock(indexPath: indexPath)
-        let index = try Exporter.openIndex(indexPath, mirroring: first.path, busyTimeout: options.timing.busyTimeout)
+        let lock: WriterLock?
+        let index: any IndexWriter
+        if let openWriter {
+            lock = nil
+            do { index = try openWriter() } catch { throw .index(error) }
+        } else {
+            lock = try WriterLock(indexPath: indexPath)
+            index = try Exporter.openIndex(indexPath, mirroring: first.path, busyTimeout: options.timing.busyTimeout)
+        }
         var entries: [Entry] = []
         for store in stores {
             let source = Exporter.Source(storePath: store.path, modelPath: store.modelPath, configuration: store.configuration, indexPath: indexPath,

@@ -10,9 +10,9 @@ extension IndexingService {
     ///
     /// - Parameter rebuild: Write every store's items again from scratch.
     public func catchUp(rebuild: Bool = false) async throws(ExportError) -> [Exporter.Summary] {
-        let (indexPath, stores, options, send) = (indexPath, stores, options, broadcaster.send)
+        let (indexPath, openWriter, stores, options, send) = (indexPath, openWriter, stores, options, broadcaster.send)
         return try await runOnce(named: "searchlight catch-up", announce: true) { control throws(ExportError) in
-            let follower = try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false,
+            let follower = try Follower.open(indexPath: indexPath, openWriter: openWriter, stores: stores, options: options, requiresHistory: false,
                                              rebuild: rebuild, send: send)
             let summaries = try await follower.catchUpAll(control)
             // Reindex requests made meanwhile are served by this run, with the follower still open.
@@ -45,26 +45,38 @@ extension IndexingService {
             }
         }
         // No run follows: this one opens the index for the reindex alone, as a run of its own.
-        let (indexPath, stores, options, send, wanted) = (indexPath, stores, options, broadcaster.send, ids)
+        let (indexPath, openWriter, stores, options, send, wanted) = (indexPath, openWriter, stores, options, broadcaster.send, ids)
         return try await runOnce(named: "searchlight reindex", announce: false) { _ throws(ExportError) in
-            try await Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: false, send: send)
+            try await Follower.open(indexPath: indexPath, openWriter: openWriter, stores: stores, options: options, requiresHistory: false, send: send)
                 .reindex(wanted)
         }
     }
 
     /// Stops the service, then removes every item and checkpoint of its stores from the index, and the index
-    /// file itself when no other store's items are left in it. The next ``start(rebuild:)`` exports every store anew.
+    /// file itself when no other store's items are left in it (another backend keeps its database). The
+    /// next ``start(rebuild:)`` exports every store anew.
     public func deleteIndex() async throws(ExportError) {
         await stop()
-        let (indexPath, stores) = (indexPath, stores)
+        let (indexPath, openWriter, stores) = (indexPath, openWriter, stores)
+        let paths = Set(stores.map { URL(fileURLWithPath: $0.path).standardizedFileURL.path })
         // A run of its own: a start() or catch-up asked meanwhile waits for it, or it for them.
         try await runOnce(named: "searchlight delete index", announce: false) { _ throws(ExportError) in
+            if let openWriter {
+                do {
+                    let index = try openWriter()
+                    for checkpoint in try index.checkpoints() where paths.contains(checkpoint.storePath) {
+                        _ = try index.removeStore(uuid: checkpoint.storeUUID)
+                    }
+                } catch {
+                    throw ExportError(error)
+                }
+                return
+            }
             guard FileManager.default.fileExists(atPath: indexPath) else { return }
             let lock = try WriterLock(indexPath: indexPath)
             defer { lock.release() }
             do {
                 let index = try SearchIndex(path: indexPath, mode: .readWrite(permissions: nil))
-                let paths = Set(stores.map { URL(fileURLWithPath: $0.path).standardizedFileURL.path })
                 for checkpoint in try index.checkpoints() where paths.contains(checkpoint.storePath) {
                     _ = try index.removeStore(uuid: checkpoint.storeUUID)
                 }

@@ -87,8 +87,13 @@ public final class IndexingService: Sendable {
         public init() {}
     }
 
-    /// The index file.
+    /// Opens the index backend a run writes into, when it is not an index file (a PostgreSQL database).
+    public typealias WriterOpener = @Sendable () throws(SearchIndexError) -> any IndexWriter
+
+    /// The index file, or where the backend's index is (a URL without its password).
     public let indexPath: String
+    /// Opens another backend for each run; nil for the index file at ``indexPath``.
+    let openWriter: WriterOpener?
     /// The stores followed into it.
     public let stores: [Store]
     public let options: Options
@@ -107,6 +112,20 @@ public final class IndexingService: Sendable {
     /// A service writing `stores` into the index at `indexPath`; nothing is opened before ``start(rebuild:)``.
     public init(indexPath: String, stores: [Store], options: Options = Options()) {
         self.indexPath = indexPath
+        self.openWriter = nil
+        self.stores = stores
+        self.options = options
+    }
+
+    /// A service writing `stores` into another index backend, which `open` opens for each run and which
+    /// enforces one writer per store itself (a PostgreSQL database, written by many services at once).
+    ///
+    /// - Parameters:
+    ///   - location: Where the index is, as events and messages name it (never a password).
+    ///   - open: Opens the backend for writing.
+    public init(location: String, opening open: @escaping WriterOpener, stores: [Store], options: Options = Options()) {
+        self.indexPath = location
+        self.openWriter = open
         self.stores = stores
         self.options = options
     }
@@ -135,7 +154,7 @@ public final class IndexingService: Sendable {
         let control = try begin(follows: true)
         let follower: Follower
         do {
-            follower = try Follower.open(indexPath: indexPath, stores: stores, options: options, requiresHistory: true, rebuild: rebuild,
+            follower = try Follower.open(indexPath: indexPath, openWriter: openWriter, stores: stores, options: options, requiresHistory: true, rebuild: rebuild,
                                          send: broadcaster.send)
         } catch {
             // Announced: what opening told subscribers (notes about the stores) ends with why it failed.

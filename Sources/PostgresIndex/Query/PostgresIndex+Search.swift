@@ -3,6 +3,7 @@ import CSearchTokenizer
 import Foundation
 import PostgresNIO
 import SearchIndex
+import Synchronization
 
 extension PostgresIndex {
     /// Runs a search: the same request, the same hits in the same order, the same scores and distances
@@ -12,34 +13,62 @@ extension PostgresIndex {
     /// the positions of the query's lexemes; Searchlight decides the match and the score from them with the
     /// SQLite index's own scoring code, then orders and pages.
     public func search(_ request: SearchRequest) async throws(PostgresIndexError) -> SearchResults {
+        try await search(request, log: nil)
+    }
+
+    /// Runs a search and reports how it ran: each statement, with PostgreSQL's plan for it.
+    public func explain(_ request: SearchRequest) async throws(PostgresIndexError) -> SearchExplanation {
+        let log = StatementLog()
+        let results = try await search(request, log: log)
+        var statements: [SearchExplanation.Statement] = []
+        for statement in log.statements {
+            let plan = try await rows("EXPLAIN " + statement.sql, statement.bindings).map { row throws(PostgresIndexError) in
+                try Self.decode(row, as: String.self)
+            }
+            statements.append(.init(sql: statement.sql, arguments: "[" + statement.arguments.joined(separator: ", ") + "]", queryPlan: plan))
+        }
+        return SearchExplanation(parsedQuery: results.parsedQuery, expression: results.parsedQuery.flatMap { TextQuery($0).tsquery },
+                                 plan: results.plan, statements: statements, hitCount: results.hits.count)
+    }
+
+    /// A search, its statements recorded in `log` when one is given.
+    func search(_ request: SearchRequest, log: StatementLog?) async throws(PostgresIndexError) -> SearchResults {
         if request.filter != nil { throw .unsupported("--where filters") }
         if request.sortAttribute != nil { throw .unsupported("ordering by an attribute") }
         if !request.facets.isEmpty { throw .unsupported("facets") }
         if request.snippets { throw .unsupported("snippets") }
-        if request.countsTotal { throw .unsupported("total counts") }
         let parsed: ParsedQuery?
         do { parsed = try SearchIndex.validate(request) } catch { throw .search(error) }
         var request = request
         if !request.exactEntities && !request.entities.isEmpty {
             request.entities = SearchIndex.entitiesOfKind(request.entities, checkpoints: try await checkpoints())
         }
-        let search = PostgresSearch(index: self, request: request)
+        let search = PostgresSearch(index: self, request: request, log: log)
         let candidates: [SearchCandidate]
         let plan: SearchPlan
+        // A nearest search reads growing circles until the page is full: its total needs every match.
+        var nearest = false
+        var text: TextQuery?
+        var scorer: OpaquePointer?
+        defer { if let scorer { searchlight_scorer_free(scorer) } }
         if let parsed {
-            let text = TextQuery(parsed)
-            guard text.tsquery != nil else { return SearchResults(hits: [], plan: .text, parsedQuery: parsed) }
-            let scorer = try await search.scorer(for: text)
-            defer { searchlight_scorer_free(scorer) }
+            let query = TextQuery(parsed)
+            guard query.tsquery != nil else {
+                var empty = SearchResults(hits: [], plan: .text, parsedQuery: parsed)
+                if request.countsTotal { empty.total = 0 }
+                return empty
+            }
+            let made = try await search.scorer(for: query)
+            (text, scorer) = (query, made)
             if request.near == nil && request.boundingBox == nil {
-                (candidates, plan) = (try await search.rows(text: text, scorer: scorer, place: nil), .text)
+                (candidates, plan) = (try await search.rows(text: query, scorer: made, place: nil), .text)
             } else if request.effectiveSort == .distance && request.radius == nil && request.boundingBox == nil {
-                (candidates, plan) = (try await search.nearest(text: text, scorer: scorer), .intersection)
+                (candidates, plan, nearest) = (try await search.nearest(text: query, scorer: made), .intersection, true)
             } else {
-                (candidates, plan) = (try await search.rows(text: text, scorer: scorer, place: search.region), .textThenPlace)
+                (candidates, plan) = (try await search.rows(text: query, scorer: made, place: search.region), .textThenPlace)
             }
         } else if request.radius == nil && request.boundingBox == nil {
-            (candidates, plan) = (try await search.nearest(text: nil, scorer: nil), .nearest)
+            (candidates, plan, nearest) = (try await search.nearest(text: nil, scorer: nil), .nearest, true)
         } else {
             (candidates, plan) = (try await search.rows(text: nil, scorer: nil, place: search.region), .nearest)
         }
@@ -52,7 +81,14 @@ extension PostgresIndex {
         }
         // Typos are folded into the score as penalties, as searchlight_rank does; a hit reports them apart.
         let hits = page.map { $0.hit(ranked: parsed != nil) }
-        return SearchResults(hits: hits, plan: plan, parsedQuery: parsed)
+        var results = SearchResults(hits: hits, plan: plan, parsedQuery: parsed)
+        if request.countsTotal {
+            results.total = candidates.count
+            if nearest, candidates.count >= search.needed, let center = search.center {
+                results.total = try await search.rows(text: text, scorer: scorer, place: .circle(center: center, radius: Coordinate.maximumDistance)).count
+            }
+        }
+        return results
     }
 }
 
@@ -69,6 +105,8 @@ struct PostgresSearch {
 
     let index: PostgresIndex
     let request: SearchRequest
+    /// Where an explained search records its statements.
+    let log: StatementLog?
 
     var needed: Int { request.offset.addingReportingOverflow(request.limit).overflow ? Int.max : request.offset + request.limit }
     var center: Coordinate? { request.near ?? request.boundingBox?.center }
@@ -85,7 +123,7 @@ struct PostgresSearch {
 
     /// A scorer with the query's statistics: rows, each column's average positions, each phrase's rows.
     func scorer(for text: TextQuery) async throws(PostgresIndexError) -> OpaquePointer {
-        let statistics = try await index.rows("""
+        let statistics = try await query("""
             SELECT coalesce(sum(items), 0)::bigint, coalesce(sum(name_positions), 0)::bigint, coalesce(sum(title_positions), 0)::bigint,
                    coalesce(sum(text_positions), 0)::bigint, coalesce(sum(keyword_positions), 0)::bigint
             FROM searchlight_stores
@@ -108,7 +146,7 @@ struct PostgresSearch {
             }
             bindings.append("(" + present.map(\.1).joined(separator: ") | (") + ")")
             let sql = "SELECT \(counts.joined(separator: ", ")) FROM searchlight_items WHERE terms @@ $\(present.count + 1)::tsquery"
-            if let row = try await index.rows(sql, bindings).first {
+            if let row = try await query(sql, bindings, arguments: present.map(\.1) + ["(" + present.map(\.1).joined(separator: ") | (") + ")"]).first {
                 let cells = row.makeRandomAccess()
                 for (slot, (phrase, _)) in present.enumerated() {
                     do { frequencies[phrase] = Double(try cells[slot].decode(Int64.self)) } catch { throw PostgresIndex.mapped(error) }
@@ -130,9 +168,11 @@ struct PostgresSearch {
     /// Every row matching the words (if any) inside the region (if any), refined and scored.
     func rows(text: TextQuery?, scorer: OpaquePointer?, place: Region?) async throws(PostgresIndexError) -> [Candidate] {
         var bindings = PostgresBindings()
+        var arguments: [String] = []
         var conditions: [String] = []
         func parameter<Value: PostgresNonThrowingEncodable & Sendable>(_ value: Value) -> String {
             bindings.append(value)
+            arguments.append("\(value)")
             return "$\(bindings.count)"
         }
         var columns = "i.uri, i.entity, i.display_name, i.latitude, i.longitude, i.rank, i.value_lengths, i.name_positions, i.title_positions, i.text_positions, i.keyword_positions"
@@ -166,7 +206,7 @@ struct PostgresSearch {
         }
         let sql = "SELECT \(columns) FROM \(from)" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
         var candidates: [Candidate] = []
-        for row in try await index.rows(sql, bindings) {
+        for row in try await query(sql, bindings, arguments: arguments) {
             let (uri, entity, name, latitude, longitude, rank, lengths, namePositions, titlePositions, textPositions, keywordPositions, lexemes, positions, weights) =
                 try PostgresIndex.decode(row, as: (String, String, String, Double?, Double?, Double, String, Int32, Int32, Int32, Int32,
                                                    [String]?, [String]?, [String]?).self)
@@ -232,6 +272,12 @@ struct PostgresSearch {
         return "(\(latitude) AND \(longitude))"
     }
 
+    /// Runs one of the search's statements, recording it when the search is explained.
+    func query(_ sql: String, _ bindings: PostgresBindings = PostgresBindings(), arguments: [String] = []) async throws(PostgresIndexError) -> [PostgresRow] {
+        log?.record(.init(sql: sql, bindings: bindings, arguments: arguments))
+        return try await index.rows(sql, bindings)
+    }
+
     /// Computes the distance and applies the place filters exactly, as the SQLite index does; nil when the
     /// candidate is outside them.
     func refine(_ candidate: Candidate) -> Candidate? {
@@ -241,5 +287,20 @@ struct PostgresSearch {
         return candidate
     }
 
+}
+
+/// The statements an explained search ran, in order.
+final class StatementLog: Sendable {
+    struct Statement: Sendable {
+        var sql: String
+        var bindings: PostgresBindings
+        var arguments: [String]
+    }
+
+    private let recorded = Mutex<[Statement]>([])
+
+    func record(_ statement: Statement) { recorded.withLock { $0.append(statement) } }
+
+    var statements: [Statement] { recorded.withLock { $0 } }
 }
 #endif

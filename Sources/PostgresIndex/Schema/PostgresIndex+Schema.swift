@@ -3,7 +3,7 @@ import PostgresNIO
 
 extension PostgresIndex {
     /// The schema this build writes and reads.
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
 
     /// Each version's script, applied in order inside one transaction. Never edit one that shipped: add the next.
     static let migrations: [String] = [
@@ -62,6 +62,14 @@ extension PostgresIndex {
         );
         CREATE INDEX searchlight_shown_values_store ON searchlight_shown_values (store_uuid);
         """,
+        // 2: rebuilds that keep a store searchable. A rebuild raises its store's generation; every item is
+        // written with its store's generation, and the rebuild's sweep removes the items of older ones.
+        """
+        ALTER TABLE searchlight_stores ADD COLUMN generation bigint NOT NULL DEFAULT 0;
+        ALTER TABLE searchlight_items ADD COLUMN generation bigint NOT NULL DEFAULT 0;
+        CREATE INDEX searchlight_items_store_generation ON searchlight_items (store_uuid, generation);
+        DROP INDEX searchlight_items_store;
+        """,
     ]
 
     /// Creates or migrates the schema; many exporters starting at once take turns (a transaction-scoped
@@ -86,9 +94,9 @@ extension PostgresIndex {
     /// Checks that the database holds an index this build reads.
     func checkSchema() async throws(PostgresIndexError) {
         let exists = try await value("SELECT to_regclass('searchlight_schema') IS NOT NULL", as: Bool.self) ?? false
-        guard exists else { throw .notAnIndex(location: location.description) }
+        guard exists else { throw .notAnIndex(location: location) }
         let version = try await value("SELECT max(version) FROM searchlight_schema", as: Int.self)
-        guard let version, version >= 1 else { throw .notAnIndex(location: location.description) }
+        guard let version, version >= 1 else { throw .notAnIndex(location: location) }
         guard version <= Self.schemaVersion else { throw .schemaTooNew(found: version, supported: Self.schemaVersion) }
     }
 }

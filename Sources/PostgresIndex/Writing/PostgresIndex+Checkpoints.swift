@@ -53,6 +53,14 @@ extension PostgresIndex {
                                schemaVersion: Self.schemaVersion, checkpoints: try await checkpoints())
     }
 
+    /// Every entity a request's entity filter may name: those with items, and their ancestors.
+    public func filterableEntityNames() async throws(PostgresIndexError) -> [String] {
+        let entities = try await rows("SELECT DISTINCT entity FROM searchlight_items").map { row throws(PostgresIndexError) in
+            try Self.decode(row, as: String.self)
+        }
+        return SearchIndex.filterableEntityNames(withItems: entities, checkpoints: try await checkpoints())
+    }
+
     /// Every item exactly as indexed, ordered by URI, optionally of some entities (and their sub-entities).
     public func dump(entities requested: [String] = [], exactEntities: Bool = false) async throws(PostgresIndexError) -> [IndexedItem] {
         let entities = exactEntities ? requested : SearchIndex.entitiesOfKind(requested, checkpoints: try await checkpoints())

@@ -4,53 +4,69 @@ import PostgresNIO
 import SearchIndex
 import Synchronization
 
-/// The one writer of a store's items in a PostgreSQL index.
+/// The writer of stores' items in a PostgreSQL index: one per exporter process.
 ///
-/// It holds the store's advisory lock on its own connection for as long as it lives: a second writer of
-/// the same store, on this machine or another, is refused by the database. The lock goes with the
-/// connection, so an exporter that is killed, or whose connection drops, frees it at once. Every batch
-/// commits on that same connection, in one transaction with the store's checkpoint, after checking that
-/// the checkpoint is still the one this writer last wrote: no batch is lost or applied twice.
-public final class PostgresIndexWriter: Sendable {
-    /// The store this writer writes.
-    public let storeUUID: String
+/// It holds each store's advisory lock (``claim(storeUUID:)``) on its own connection for as long as it
+/// lives: a second writer of the same store, on this machine or another, is refused by the database.
+/// The locks go with the connection, so an exporter that is killed, or whose connection drops, frees
+/// them at once. Every batch commits on that same connection, in one transaction with its store's
+/// checkpoint, after checking that the checkpoint is still the one this writer last wrote: no batch is
+/// lost or applied twice. As an ``IndexWriter`` it serves the exporter, blocking the exporter's thread.
+public final class PostgresIndexWriter: IndexWriter {
     let index: PostgresIndex
     let connection: PostgresConnection
-    /// The token this writer last committed (or found), which the next batch must find again.
-    private let committed: Mutex<Int64?>
-    /// Whether a transaction runs on the connection (one at a time: two would interleave on it), and whether
-    /// the connection was given up because a rollback failed (its transaction state is then unknown).
+    /// The token this writer last committed (or found) for a claimed store, which the next batch must find again.
+    private struct Claim { var token: Int64? }
+    /// The stores this writer holds the lock of.
+    private let claims = Mutex<[String: Claim]>([:])
+    /// Whether a statement or transaction runs on the connection (one at a time: two would interleave on
+    /// it), and whether the connection was given up because a rollback failed (its state is then unknown).
     private let state = Mutex<(busy: Bool, broken: Bool)>((false, false))
 
-    init(index: PostgresIndex, storeUUID: String, connection: PostgresConnection, token: Int64?) {
+    init(index: PostgresIndex, connection: PostgresConnection) {
         self.index = index
-        self.storeUUID = storeUUID
         self.connection = connection
-        self.committed = Mutex(token)
     }
 
-    /// Takes the store's lock on a connection of its own, or fails naming the process that holds it.
+    /// Where the index is, without its password.
+    public var location: String { index.location }
+
+    /// Opens a writer on a connection of its own; it claims stores as it is asked to.
+    public static func open(_ index: PostgresIndex) async throws(PostgresIndexError) -> PostgresIndexWriter {
+        PostgresIndexWriter(index: index, connection: try await PostgresIndex.connect(index.postgresLocation))
+    }
+
+    /// Opens a writer and claims one store, or fails naming the process that holds it.
     public static func open(_ index: PostgresIndex, storeUUID: String) async throws(PostgresIndexError) -> PostgresIndexWriter {
-        let connection = try await PostgresIndex.connect(index.location)
+        let writer = try await open(index)
         do {
-            var bindings = PostgresBindings()
-            bindings.append(lockName(storeUUID))
-            let locked = try await PostgresIndex.value("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", bindings, on: connection, as: Bool.self) ?? false
-            guard locked else { throw PostgresIndexError.writerActive(storeUUID: storeUUID, holder: try await holder(of: storeUUID, on: connection)) }
-            let token = try await index.checkpoint(storeUUID: storeUUID, on: connection)?.token
-            return PostgresIndexWriter(index: index, storeUUID: storeUUID, connection: connection, token: token)
+            try await writer.claim(storeUUID: storeUUID)
         } catch {
-            try? await connection.close()
-            throw PostgresIndex.mapped(error)
+            await writer.close()
+            throw error
+        }
+        return writer
+    }
+
+    /// Takes a store's lock, or fails naming the process that holds it; claiming a store again does nothing.
+    public func claim(storeUUID: String) async throws(PostgresIndexError) {
+        guard claims.withLock({ $0[storeUUID] == nil }) else { return }
+        try await exclusive { () async throws(PostgresIndexError) in
+            var bindings = PostgresBindings()
+            bindings.append(Self.lockName(storeUUID))
+            let locked = try await PostgresIndex.value("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", bindings, on: connection, as: Bool.self) ?? false
+            guard locked else { throw PostgresIndexError.writerActive(storeUUID: storeUUID, holder: try await Self.holder(of: storeUUID, on: connection)) }
+            let token = try await index.checkpoint(storeUUID: storeUUID, on: connection)?.token
+            claims.withLock { $0[storeUUID] = Claim(token: token) }
         }
     }
 
-    /// Gives the lock up and closes the connection.
+    /// Gives the locks up and closes the connection.
     public func close() async {
         try? await connection.close()
     }
 
-    /// A writer dropped without ``close()`` gives its store's lock up too (closing twice does nothing).
+    /// A writer dropped without ``close()`` gives its stores' locks up too (closing twice does nothing).
     deinit {
         // Kept alive until it is closed: postgres-nio asserts a connection is closed before it goes.
         let connection = connection
@@ -77,17 +93,107 @@ public final class PostgresIndexWriter: Sendable {
         return "server process \(pid), client \(client)" + (application.isEmpty ? "" : ", \(application)")
     }
 
+    /// The token the next batch of a claimed store must find, or a refusal for a store not claimed.
+    private func expectedToken(_ storeUUID: String) throws(PostgresIndexError) -> Int64? {
+        guard let claim = claims.withLock({ $0[storeUUID] }) else {
+            throw .server(message: "store \(storeUUID) was not claimed by this writer; claim it before writing it", sqlState: nil)
+        }
+        return claim.token
+    }
+
     /// Applies a batch and its checkpoint in one transaction.
     public func apply(_ batch: IndexBatch) async throws(PostgresIndexError) -> BatchResult {
-        guard batch.checkpoint.storeUUID == storeUUID else {
-            throw .server(message: "a batch of store \(batch.checkpoint.storeUUID) given to the writer of \(storeUUID)", sqlState: nil)
-        }
-        let expected = committed.withLock { $0 }
-        return try await transaction { () async throws(PostgresIndexError) -> BatchResult in
-            let result = try await write(batch, expecting: expected)
+        try await apply([batch])
+    }
+
+    /// Applies batches in order in one transaction, each with its store's checkpoint.
+    public func apply(_ batches: [IndexBatch]) async throws(PostgresIndexError) -> BatchResult {
+        try await transaction { () async throws(PostgresIndexError) -> BatchResult in
+            var total = BatchResult()
+            var tokens: [String: Int64?] = [:]
+            for batch in batches { total.add(try await write(batch, tokens: &tokens)) }
             try await PostgresIndex.execute("COMMIT", on: connection)
-            committed.withLock { $0 = batch.checkpoint.token }
+            record(tokens)
+            return total
+        }
+    }
+
+    /// Takes the tokens a committed transaction wrote as the ones the next batches must find.
+    func record(_ tokens: [String: Int64?]) {
+        claims.withLock { claims in
+            for (uuid, token) in tokens where claims[uuid] != nil { claims[uuid] = Claim(token: token) }
+        }
+    }
+
+    /// Runs a body alone on the connection: one statement or transaction at a time.
+    private func exclusive<Result>(_ body: () async throws(PostgresIndexError) -> Result) async throws(PostgresIndexError) -> Result {
+        try acquire()
+        defer { release() }
+        return try await body()
+    }
+
+    /// Takes the connection for one statement or transaction, or refuses.
+    private func acquire() throws(PostgresIndexError) {
+        let refusal = state.withLock { state -> PostgresIndexError? in
+            if state.broken { return .server(message: "this writer's connection was closed after a failed rollback; open a new writer", sqlState: nil) }
+            if state.busy { return .server(message: "a writer runs one transaction at a time; wait for the one under way", sqlState: nil) }
+            state.busy = true
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    private func release() {
+        state.withLock { $0.busy = false }
+    }
+
+    /// Begins a transaction that spans several calls: the exporter sends the batches of one commit as
+    /// its pages come. It holds the connection until it commits or rolls back.
+    func begin() async throws(PostgresIndexError) -> OpenTransaction {
+        try acquire()
+        do {
+            try await PostgresIndex.execute("BEGIN", on: connection)
+        } catch {
+            await rollBack()
+            release()
+            throw error
+        }
+        return OpenTransaction(writer: self)
+    }
+
+    /// A transaction begun by ``begin()``: batches, then a commit or a rollback, which gives the connection back.
+    final class OpenTransaction: Sendable {
+        let writer: PostgresIndexWriter
+        /// What the transaction's batches wrote, per store: the tokens the next batches must find.
+        private let tokens = Mutex<[String: Int64?]>([:])
+        private let ended = Mutex(false)
+
+        init(writer: PostgresIndexWriter) { self.writer = writer }
+
+        func write(_ batch: IndexBatch) async throws(PostgresIndexError) -> BatchResult {
+            var tokens = self.tokens.withLock { $0 }
+            let result = try await writer.write(batch, tokens: &tokens)
+            self.tokens.withLock { [tokens] in $0 = tokens }
             return result
+        }
+
+        func commit() async throws(PostgresIndexError) {
+            try await PostgresIndex.execute("COMMIT", on: writer.connection)
+            writer.record(tokens.withLock { $0 })
+            end()
+        }
+
+        /// Rolls back unless the transaction ended (a failed COMMIT has ended it already; rolling back
+        /// again only draws a warning).
+        func rollBack() async {
+            guard !ended.withLock({ $0 }) else { return }
+            await writer.rollBack()
+            end()
+        }
+
+        private func end() {
+            let first = ended.withLock { ended in defer { ended = true }; return !ended }
+            if first { writer.release() }
         }
     }
 
@@ -95,32 +201,44 @@ public final class PostgresIndexWriter: Sendable {
     /// whose rollback fails is closed and the writer refuses from then on: its next BEGIN could otherwise
     /// join the half-done transaction.
     private func transaction<Result>(_ body: () async throws(PostgresIndexError) -> Result) async throws(PostgresIndexError) -> Result {
-        let refusal = state.withLock { state -> PostgresIndexError? in
-            if state.broken { return .server(message: "this writer's connection was closed after a failed rollback; open a new writer", sqlState: nil) }
-            if state.busy { return .server(message: "a writer applies one batch at a time; wait for the previous one", sqlState: nil) }
-            state.busy = true
-            return nil
-        }
-        if let refusal { throw refusal }
-        defer { state.withLock { $0.busy = false } }
-        try await PostgresIndex.execute("BEGIN", on: connection)
-        do {
-            return try await body()
-        } catch {
-            do { try await PostgresIndex.execute("ROLLBACK", on: connection) } catch {
-                state.withLock { $0.broken = true }
-                try? await connection.close()
+        try await exclusive { () async throws(PostgresIndexError) -> Result in
+            try await PostgresIndex.execute("BEGIN", on: connection)
+            do throws(PostgresIndexError) {
+                return try await body()
+            } catch {
+                await rollBack()
+                throw error
             }
-            throw error
         }
     }
 
-    private func write(_ batch: IndexBatch, expecting expected: Int64?) async throws(PostgresIndexError) -> BatchResult {
-        // The checkpoint row, locked: it must be where this writer left it.
+    func rollBack() async {
+        do { try await PostgresIndex.execute("ROLLBACK", on: connection) } catch {
+            state.withLock { $0.broken = true }
+            try? await connection.close()
+        }
+    }
+
+    /// Checks, the store's checkpoint row locked, that it is where this writer left it (`tokens` holds
+    /// what earlier batches of the transaction wrote); returns the store's rebuild generation.
+    private func lockCheckpoint(_ storeUUID: String, tokens: [String: Int64?]) async throws(PostgresIndexError) -> Int64 {
+        let expected: Int64? = if let written = tokens[storeUUID] { written } else { try expectedToken(storeUUID) }
         var bindings = PostgresBindings()
         bindings.append(storeUUID)
-        let found = try await PostgresIndex.value("SELECT token FROM searchlight_stores WHERE uuid = $1 FOR UPDATE", bindings, on: connection, as: Int64.self)
+        var (found, generation): (Int64?, Int64) = (nil, 0)
+        if let row = try await PostgresIndex.rows("SELECT token, generation FROM searchlight_stores WHERE uuid = $1 FOR UPDATE", bindings, on: connection).first {
+            (found, generation) = try PostgresIndex.decode(row, as: (Int64, Int64).self)
+        }
         guard found == expected else { throw .checkpointMoved(storeUUID: storeUUID, expected: expected ?? 0, found: found) }
+        return generation
+    }
+
+    func write(_ batch: IndexBatch, tokens: inout [String: Int64?]) async throws(PostgresIndexError) -> BatchResult {
+        let storeUUID = batch.checkpoint.storeUUID
+        let generation = try await lockCheckpoint(storeUUID, tokens: tokens)
+        if let foreign = (batch.preparedUpserts.map(\.item.uri) + batch.deletes).first(where: { !Self.belongs($0, to: storeUUID) }) {
+            throw .search(.invalidBatch(reason: "\(foreign) is not an object of store \(storeUUID), whose checkpoint the batch carries"))
+        }
 
         // As the SQLite index applies a batch: a URI deleted is not upserted, and of a URI upserted twice the last wins.
         let deleted = Set(batch.deletes)
@@ -146,7 +264,7 @@ public final class PostgresIndexWriter: Sendable {
                 delta.subtract(name: Int(name), title: Int(title), text: Int(text), keywords: Int(keywords))
             }
         }
-        if !rows.isEmpty { try await insert(rows) }
+        if !rows.isEmpty { try await insert(rows, storeUUID: storeUUID, generation: generation) }
         for row in rows {
             delta.add(row)
             switch previous.removeValue(forKey: row.uri) {
@@ -158,11 +276,12 @@ public final class PostgresIndexWriter: Sendable {
         result.deleted = previous.count
         try await writeShownValues(batch)
         try await writeCheckpoint(batch.checkpoint, delta: delta)
+        tokens[storeUUID] = batch.checkpoint.token
         return result
     }
 
     /// Inserts rows in one statement: each column bound as an array and unnested.
-    private func insert(_ rows: [ItemRow]) async throws(PostgresIndexError) {
+    private func insert(_ rows: [ItemRow], storeUUID: String, generation: Int64) async throws(PostgresIndexError) {
         var bindings = PostgresBindings()
         bindings.append(rows.map(\.uri))
         bindings.append(storeUUID)
@@ -184,16 +303,17 @@ public final class PostgresIndexWriter: Sendable {
         bindings.append(rows.map { Int32(clamping: $0.vector.columnSizes[2]) })
         bindings.append(rows.map { Int32(clamping: $0.vector.columnSizes[3]) })
         bindings.append(rows.map(\.vector.literal))
+        bindings.append(generation)
         let sql = """
             INSERT INTO searchlight_items (uri, store_uuid, entity, display_name, title, text, keywords, latitude, longitude, place, date,
                                            rank, value_lengths, attributes, digest, name_positions, title_positions, text_positions,
-                                           keyword_positions, terms)
+                                           keyword_positions, terms, generation)
             SELECT u.uri, $2, u.entity, u.display_name, u.title, u.text, u.keywords,
                    NULLIF(u.latitude, '')::double precision, NULLIF(u.longitude, '')::double precision,
                    CASE WHEN u.latitude <> '' AND u.longitude <> ''
                         THEN ST_SetSRID(ST_MakePoint(u.longitude::double precision, u.latitude::double precision), 4326)::geography END,
                    NULLIF(u.date, '')::double precision, u.rank, u.value_lengths, u.attributes, u.digest,
-                   u.name_positions, u.title_positions, u.text_positions, u.keyword_positions, u.terms::tsvector
+                   u.name_positions, u.title_positions, u.text_positions, u.keyword_positions, u.terms::tsvector, $20
             FROM unnest($1::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
                         $11::float8[], $12::text[], $13::text[], $14::text[], $15::int4[], $16::int4[], $17::int4[], $18::int4[], $19::text[])
                  AS u(uri, entity, display_name, title, text, keywords, latitude, longitude, date, rank, value_lengths, attributes, digest,
@@ -204,6 +324,7 @@ public final class PostgresIndexWriter: Sendable {
 
     /// What related objects show the items that depend on them, kept with the batch that read them.
     private func writeShownValues(_ batch: IndexBatch) async throws(PostgresIndexError) {
+        let storeUUID = batch.checkpoint.storeUUID
         if batch.forgetsStoreShownValues {
             var bindings = PostgresBindings()
             bindings.append(storeUUID)
@@ -262,19 +383,93 @@ public final class PostgresIndexWriter: Sendable {
             """, bindings, on: connection)
     }
 
-    /// Removes every item of the store and its checkpoint, in one transaction; returns the items removed.
-    public func removeStore() async throws(PostgresIndexError) -> Int {
-        try await transaction { () async throws(PostgresIndexError) -> Int in
+    /// Removes every item of a store and its checkpoint, in one transaction; returns the items removed.
+    /// The store is claimed first: its own writer, elsewhere, would otherwise write on into the void.
+    @discardableResult
+    public func removeStore(uuid: String) async throws(PostgresIndexError) -> Int {
+        try await claim(storeUUID: uuid)
+        return try await transaction { () async throws(PostgresIndexError) -> Int in
+            _ = try await lockCheckpoint(uuid, tokens: [:])
             var bindings = PostgresBindings()
-            bindings.append(storeUUID)
+            bindings.append(uuid)
             let removed = try await PostgresIndex.value("WITH gone AS (DELETE FROM searchlight_items WHERE store_uuid = $1 RETURNING 1) SELECT count(*) FROM gone",
                                                         bindings, on: connection, as: Int64.self) ?? 0
             _ = try await PostgresIndex.rows("DELETE FROM searchlight_shown_values WHERE store_uuid = $1", bindings, on: connection)
             _ = try await PostgresIndex.rows("DELETE FROM searchlight_stores WHERE uuid = $1", bindings, on: connection)
             try await PostgresIndex.execute("COMMIT", on: connection)
-            committed.withLock { $0 = nil }
+            record([uuid: nil])
             return Int(removed)
         }
+    }
+
+    /// Starts a rebuild that keeps the store's items searchable: items written from now on carry the
+    /// store's next generation, and ``sweep(keeping:)`` removes those that still carry an older one. The
+    /// digests of what related objects show are forgotten, as the SQLite index forgets them.
+    public func beginRebuild(storeUUID: String) async throws(PostgresIndexError) {
+        try await transaction { () async throws(PostgresIndexError) in
+            _ = try await lockCheckpoint(storeUUID, tokens: [:])
+            var bindings = PostgresBindings()
+            bindings.append(storeUUID)
+            _ = try await PostgresIndex.rows("UPDATE searchlight_stores SET generation = generation + 1 WHERE uuid = $1", bindings, on: connection)
+            _ = try await PostgresIndex.rows("DELETE FROM searchlight_shown_values WHERE store_uuid = $1", bindings, on: connection)
+            try await PostgresIndex.execute("COMMIT", on: connection)
+        }
+    }
+
+    /// Ends a rebuild: removes the store's items it did not write again and commits `checkpoint`, in one
+    /// transaction. Returns the number of items removed.
+    @discardableResult
+    public func sweep(keeping checkpoint: StoreCheckpoint) async throws(PostgresIndexError) -> Int {
+        try await transaction { () async throws(PostgresIndexError) -> Int in
+            let uuid = checkpoint.storeUUID
+            let generation = try await lockCheckpoint(uuid, tokens: [:])
+            var bindings = PostgresBindings()
+            bindings.append(uuid)
+            bindings.append(generation)
+            var delta = ItemRow.Statistics()
+            let sql = """
+                DELETE FROM searchlight_items WHERE store_uuid = $1 AND generation < $2
+                RETURNING name_positions, title_positions, text_positions, keyword_positions
+                """
+            for row in try await PostgresIndex.rows(sql, bindings, on: connection) {
+                let (name, title, text, keywords) = try PostgresIndex.decode(row, as: (Int32, Int32, Int32, Int32).self)
+                delta.subtract(name: Int(name), title: Int(title), text: Int(text), keywords: Int(keywords))
+            }
+            try await writeCheckpoint(checkpoint, delta: delta)
+            try await PostgresIndex.execute("COMMIT", on: connection)
+            record([uuid: checkpoint.token])
+            return -delta.items
+        }
+    }
+
+    /// The digests saved with earlier batches of the related objects named, by URI.
+    public func shownValues(for uris: [String]) async throws(PostgresIndexError) -> [String: String] {
+        guard !uris.isEmpty else { return [:] }
+        var bindings = PostgresBindings()
+        bindings.append(uris)
+        var found: [String: String] = [:]
+        for row in try await index.rows("SELECT uri, digest FROM searchlight_shown_values WHERE uri = ANY($1::text[])", bindings) {
+            let (uri, digest) = try PostgresIndex.decode(row, as: (String, String).self)
+            found[uri] = digest
+        }
+        return found
+    }
+
+    /// Refreshes the planner's statistics after a bulk write (a first export of many items).
+    public func optimize() async throws(PostgresIndexError) {
+        try await exclusive { () async throws(PostgresIndexError) in
+            try await PostgresIndex.execute("ANALYZE searchlight_items", on: connection)
+        }
+    }
+
+    /// Whether a URI is an object ID of the store (`x-coredata://<uuid>/…`, the UUID in any case): a
+    /// writer holds only its stores' locks, so it must never write another store's items.
+    static func belongs(_ uri: String, to storeUUID: String) -> Bool {
+        let prefix = "x-coredata://"
+        guard uri.hasPrefix(prefix) else { return false }
+        let rest = uri.utf8.dropFirst(prefix.utf8.count)
+        guard rest.count > storeUUID.utf8.count, rest[rest.index(rest.startIndex, offsetBy: storeUUID.utf8.count)] == UInt8(ascii: "/") else { return false }
+        return String(decoding: rest.prefix(storeUUID.utf8.count), as: UTF8.self).caseInsensitiveCompare(storeUUID) == .orderedSame
     }
 }
 #endif

@@ -90,8 +90,14 @@ public struct SearchExplanation: Sendable {
         public var sql: String
         /// The values bound to its parameters, as a list (`["tokyo", 20]`).
         public var arguments: String
-        /// `EXPLAIN QUERY PLAN` rows, indented by depth.
+        /// `EXPLAIN QUERY PLAN` rows, indented by depth (or the other backend's plan, line by line).
         public var queryPlan: [String]
+
+        package init(sql: String, arguments: String, queryPlan: [String]) {
+            self.sql = sql
+            self.arguments = arguments
+            self.queryPlan = queryPlan
+        }
     }
 
     /// The parsed query, if any.
@@ -104,6 +110,14 @@ public struct SearchExplanation: Sendable {
     public var statements: [Statement]
     /// How many hits the search returned (within its limit and offset).
     public var hitCount: Int
+
+    package init(parsedQuery: ParsedQuery?, expression: String?, plan: SearchPlan, statements: [Statement], hitCount: Int) {
+        self.parsedQuery = parsedQuery
+        self.expression = expression
+        self.plan = plan
+        self.statements = statements
+        self.hitCount = hitCount
+    }
 }
 
 extension SearchIndex {

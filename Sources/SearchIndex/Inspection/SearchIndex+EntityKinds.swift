@@ -29,9 +29,14 @@ extension SearchIndex {
 
     /// Every entity a request's entity filter may name: those with items, and their ancestors (abstract ones too).
     public func filterableEntityNames() throws(SearchIndexError) -> [String] {
+        Self.filterableEntityNames(withItems: try entityNames(), checkpoints: try checkpoints())
+    }
+
+    /// The entities with items and their ancestors, as these checkpoints' models say.
+    package static func filterableEntityNames(withItems entities: [String], checkpoints: [StoreCheckpoint]) -> [String] {
         var parents: [String: String] = [:]
-        for checkpoint in try checkpoints() { parents.merge(checkpoint.entityParents) { first, _ in first } }
-        var names = Set(try entityNames())
+        for checkpoint in checkpoints { parents.merge(checkpoint.entityParents) { first, _ in first } }
+        var names = Set(entities)
         for name in names {
             var current = name
             var hops = 0

@@ -22,11 +22,7 @@ extension SearchIndex {
         try write { db in
             var total = BatchResult()
             while let batch = try next() {
-                let result = try Self.apply(batch, db: db)
-                total.inserted += result.inserted
-                total.updated += result.updated
-                total.deleted += result.deleted
-                total.unchanged += result.unchanged
+                total.add(try Self.apply(batch, db: db))
             }
             return total
         }

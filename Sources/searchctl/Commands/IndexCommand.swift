@@ -2,6 +2,8 @@ import ArgumentParser
 import CoreDataStore
 import Foundation
 import Indexer
+import PostgresIndex
+import SearchIndex
 
 /// `searchctl index`: brings the index up to date with one or more stores, once or following them.
 struct IndexCommand: AsyncParsableCommand {
@@ -20,12 +22,14 @@ struct IndexCommand: AsyncParsableCommand {
               searchctl index --store Places.sqlite --follow
               searchctl index --store A.sqlite --store B.sqlite \\
                 --index All.searchindex --follow
+              searchctl index --store Places.sqlite \\
+                --index postgres://searchlight@db.example:5432/search
             """)
 
     @Option(help: ArgumentHelp("An app's Core Data store (.sqlite); give it again for more stores.", valueName: "path"))
     var store: [String]
 
-    @Option(help: ArgumentHelp("The index file (default: beside the store).", valueName: "path"))
+    @Option(help: ArgumentHelp("The index file (default: beside the store), or postgres://USER@HOST:PORT/DATABASE.", valueName: "path"))
     var index: String?
 
     @Option(help: ArgumentHelp("A model file to read the stores with instead of their Z_MODELCACHE.", valueName: "path"))
@@ -76,10 +80,20 @@ struct IndexCommand: AsyncParsableCommand {
             let indexPath = index ?? IndexLocation.defaultIndex(forStore: store[0])
             var options = IndexingService.Options()
             options.batchSize = batchSize
-            let service = IndexingService(indexPath: indexPath, stores: store.map { .init(path: $0, modelPath: model, configuration: configuration) },
-                                          options: options)
+            let stores = store.map { IndexingService.Store(path: $0, modelPath: model, configuration: configuration) }
+            let service: IndexingService
+            if PostgresLocation.isPostgres(indexPath) {
+                // Many exporters write one database: each claims its stores there, not with a lock file.
+                let location = try PostgresLocation(indexPath)
+                guard PostgresBackend.isBuilt else { throw PostgresIndexError.notBuilt }
+                service = IndexingService(location: location.description, opening: { () throws(SearchIndexError) in
+                    do throws(PostgresIndexError) { return try PostgresBackend.openWriter(location) } catch { throw error.indexError }
+                }, stores: stores, options: options)
+            } else {
+                service = IndexingService(indexPath: indexPath, stores: stores, options: options)
+            }
             // A summary line that cannot be written stops the run: following on would index for nobody.
-            let reporter = IndexReporter(indexPath: indexPath, quiet: quiet,
+            let reporter = IndexReporter(indexPath: service.indexPath, quiet: quiet,
                                          showsProgress: progress || (!quiet && Terminal.isTerminal(STDERR_FILENO)),
                                          onOutputFailure: { service.requestStop() })
             if printConfig {

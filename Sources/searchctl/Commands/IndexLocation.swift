@@ -1,11 +1,12 @@
 import ArgumentParser
 import Foundation
+import PostgresIndex
 import SearchIndex
 
 /// Where the index is: `--index`, else beside `--store` (extension replaced by `.searchindex`), else
-/// `$SEARCHCTL_INDEX`.
+/// `$SEARCHCTL_INDEX`; a file, or a database on PostgreSQL (`postgres://USER@HOST:PORT/DATABASE`).
 struct IndexLocation: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The index file.", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The index file, or postgres://USER@HOST:PORT/DATABASE.", valueName: "path"))
     var index: String?
 
     @Option(name: .long, help: ArgumentHelp("The store whose default index (store.searchindex, beside it) to use.", valueName: "path"))
@@ -31,13 +32,19 @@ struct IndexLocation: ParsableArguments {
         throw ValidationError("say which index: --index PATH, --store PATH (its default index) or SEARCHCTL_INDEX")
     }
 
-    func open() throws -> SearchIndex {
+    func open() throws -> any IndexReader {
         do {
-            return try SearchIndex(path: path(), mode: .readOnly)
+            return try Self.open(path())
         } catch SearchIndexError.indexNotFound(let path) where store != nil {
             // The store was named: the command to build its index can name it too.
             throw IndexNotBuilt(store: store ?? "", index: path)
         }
+    }
+
+    /// Opens the index file, or the PostgreSQL database the location names, for reading.
+    static func open(_ location: String) throws -> any IndexReader {
+        if PostgresLocation.isPostgres(location) { return try PostgresBackend.openReader(PostgresLocation(location)) }
+        return try SearchIndex(path: location, mode: .readOnly)
     }
 }
 

@@ -63,7 +63,7 @@ struct ResolveCommand: ParsableCommand {
                 guard let path = index ?? (environment.isEmpty ? nil : environment) else {
                     throw ValidationError("say where the objects are: --store PATH (the app's store), --index PATH (the stores it records) or SEARCHCTL_INDEX")
                 }
-                resolver = try DeepLinkResolver(index: try SearchIndex(path: path, mode: .readOnly), modelPath: model)
+                resolver = try DeepLinkResolver(index: try IndexLocation.open(path), modelPath: model)
             }
             var inputs: [String] = []
             for argument in uris {

@@ -103,7 +103,7 @@ struct SearchOptions: ParsableArguments {
 
     /// The request: the saved search's (variables set), if any, with the command line's words, filter and
     /// order added to it.
-    func request(in index: SearchIndex) throws -> SearchRequest {
+    func request(in index: any IndexReader) throws -> SearchRequest {
         guard let saved else { return try request() }
         return try index.savedSearch(named: saved).request(variables: try variableValues(), refinedBy: try request())
     }

@@ -25,7 +25,7 @@ struct StatusCommand: ParsableCommand {
             switch format {
             case .json:
                 print(JSONValue.object([
-                    ("index", .string(index.path)),
+                    ("index", .string(index.location)),
                     ("schemaVersion", .int(Int64(statistics.schemaVersion))),
                     ("sizeBytes", .int(statistics.sizeInBytes)),
                     ("items", .object(statistics.itemsPerEntity.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
@@ -50,8 +50,13 @@ struct StatusCommand: ParsableCommand {
                     })),
                 ]).pretty)
             case .text:
-                print("index: \(index.path) (schema \(statistics.schemaVersion), \(statistics.sizeInBytes / 1024) KiB)")
-                print("writer: " + (status.writerPID.map { "searchctl index running (pid \($0))" } ?? "none"))
+                print("index: \(index.location) (schema \(statistics.schemaVersion), \(statistics.sizeInBytes / 1024) KiB)")
+                if index is SearchIndex {
+                    print("writer: " + (status.writerPID.map { "searchctl index running (pid \($0))" } ?? "none"))
+                } else {
+                    // Many exporters write a database at once, each holding its stores' locks there.
+                    print("writers: one per store, each holding the store's lock in the database")
+                }
                 for store in status.stores {
                     print("store: \(store.checkpoint.storePath) (\(store.checkpoint.storeUUID))")
                     if let export = store.export {

@@ -2,6 +2,7 @@ import ArgumentParser
 import CoreDataStore
 import Foundation
 import Indexer
+import PostgresIndex
 import SearchIndex
 
 /// Exit codes of `searchctl`, from sysexits.
@@ -91,6 +92,7 @@ extension SearchIndexError {
         case .folderNotFound: .cannotCreate
         case .invalidQuery, .invalidRequest, .invalidPredicate, .invalidLocation, .searchTooExpensive: .usage
         case .busy, .cancelled: .temporaryFailure
+        case .backend(_, let isTemporary): isTemporary ? .temporaryFailure : .software
         case .database: .software
         default: .dataError
         }
@@ -121,6 +123,16 @@ func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
         case .internalFailure: .software
         }
         return (error.commandLineMessage, status)
+    case let error as PostgresIndexError:
+        let status: ExitStatus = switch error {
+        case .invalidLocation, .notBuilt, .unsupported: .usage
+        case .unreachable, .connectionLost, .writerActive, .checkpointMoved: .temporaryFailure
+        case .notAnIndex: .noInput
+        case .schemaTooNew: .dataError
+        case .server: .software
+        case .search(let inner): inner.exitStatus
+        }
+        return (error.description, status)
     case let error as ValidationError: return (error.message, .usage)
     case let error as IndexNotBuilt: return (error.message, .noInput)
     default: return ("unexpected failure: \(error)", .software)

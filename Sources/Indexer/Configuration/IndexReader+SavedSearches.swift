@@ -1,7 +1,7 @@
 import Foundation
 import SearchIndex
 
-extension SearchIndex {
+extension IndexReader {
     /// The saved searches of the configurations the index was built with (every store's), by name;
     /// where two stores declare one name, the first store (by UUID) wins.
     public func savedSearches() throws(SearchIndexError) -> [String: SavedSearch] {
@@ -13,7 +13,7 @@ extension SearchIndex {
             do {
                 configuration = try IndexConfiguration(json: Data(json.utf8), path: "the stored configuration of store \(checkpoint.storeUUID)")
             } catch {
-                throw .notAnIndex(path: path, detail: "it is damaged: \(error.description)")
+                throw .notAnIndex(path: location, detail: "it is damaged: \(error.description)")
             }
             searches.merge(configuration.searches) { first, _ in first }
         }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Indexer
 import SearchIndex
 
-extension SearchIndex {
+extension IndexReader {
     /// After an empty answer: an `--entity` the index holds no items of is a mistake worth naming
     /// (checked only then, so a normal search never pays for the scan).
     func checkEntities(_ entities: [String]) throws {

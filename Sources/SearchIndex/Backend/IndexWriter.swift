@@ -1,0 +1,75 @@
+/// Where an exporter writes: what every index backend does for it.
+///
+/// An SQLite index file (``SearchIndex``) and a PostgreSQL database (`PostgresIndexWriter`, in the
+/// `PostgresIndex` module) both hold items and per-store checkpoints and apply batches atomically with
+/// their checkpoint; the exporter writes through this protocol and never knows which one it has. Calls
+/// block the calling thread (an exporter runs on threads of its own, never on Swift's cooperative pool).
+public protocol IndexWriter: AnyObject, Sendable {
+    /// Where the index is, as messages name it: a file path, or a URL without its password.
+    var location: String { get }
+
+    /// Takes the right to write one store's items: a backend that many processes write enforces one
+    /// writer per store here; one that a single process writes (a file under a lock) has nothing to do.
+    func claim(storeUUID: String) throws(SearchIndexError)
+
+    /// Every store's checkpoint, by UUID.
+    func checkpoints() throws(SearchIndexError) -> [StoreCheckpoint]
+
+    /// The checkpoint of one store, or nil when the index holds nothing of it.
+    func checkpoint(storeUUID: String) throws(SearchIndexError) -> StoreCheckpoint?
+
+    /// Applies batches in order in one transaction, pulling each from `next` until it returns nil; each
+    /// batch's checkpoint is written over the previous one. On any error nothing of any batch is written.
+    @discardableResult
+    func apply(batchesFrom next: () throws -> IndexBatch?) throws(SearchIndexError) -> BatchResult
+
+    /// Removes every item of a store and its checkpoint; returns the number of items removed.
+    @discardableResult
+    func removeStore(uuid: String) throws(SearchIndexError) -> Int
+
+    /// Starts a rebuild that keeps the store's items searchable: batches written from now on mark their
+    /// items, and ``sweep(keeping:)`` removes the store's items that were not written again.
+    func beginRebuild(storeUUID: String) throws(SearchIndexError)
+
+    /// Ends a rebuild: removes the store's items it did not write again and commits `checkpoint`.
+    @discardableResult
+    func sweep(keeping checkpoint: StoreCheckpoint) throws(SearchIndexError) -> Int
+
+    /// Makes later queries cheaper after a bulk write (merges segments, refreshes planner statistics).
+    func optimize() throws(SearchIndexError)
+
+    /// Does, for items about to be written, work the writer would otherwise do inside its transaction
+    /// (see ``SearchIndex/prepareReplacements(of:)``); a backend with nothing to prepare leaves them.
+    func prepareReplacements(of items: inout [PreparedItem]) throws(SearchIndexError)
+
+    /// The digests saved with earlier batches (``IndexBatch/shownValues``) of the related objects named.
+    func shownValues(for uris: [String]) throws(SearchIndexError) -> [String: String]
+
+    /// Why this writer can no longer write where it did (its file deleted or replaced), or nil.
+    func staleness() -> SearchIndexError?
+}
+
+extension IndexWriter {
+    /// Applies upserts, deletes and the store's checkpoint in one transaction.
+    @discardableResult
+    public func apply(_ batch: IndexBatch) throws(SearchIndexError) -> BatchResult {
+        var pending: IndexBatch? = batch
+        return try apply(batchesFrom: { defer { pending = nil }; return pending })
+    }
+}
+
+extension SearchIndex: IndexWriter {
+    /// The index file's path.
+    public var location: String { path }
+
+    /// Nothing to take: one process writes an index file, under the writer lock beside it.
+    public func claim(storeUUID: String) throws(SearchIndexError) {}
+
+    /// Removes every item of a store and its checkpoint, in transactions of 10,000 items.
+    @discardableResult
+    public func removeStore(uuid: String) throws(SearchIndexError) -> Int { try removeStore(uuid: uuid, batchSize: 10_000) }
+
+    /// Ends a rebuild, removing unmarked items in transactions of 10,000.
+    @discardableResult
+    public func sweep(keeping checkpoint: StoreCheckpoint) throws(SearchIndexError) -> Int { try sweep(keeping: checkpoint, batchSize: 10_000) }
+}
