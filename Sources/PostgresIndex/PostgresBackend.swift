@@ -42,6 +42,7 @@ extension PostgresIndexError {
     public var indexError: SearchIndexError {
         switch self {
         case .search(let error): error
+        case .unsupported: .unsupported(message: description)
         case .unreachable, .connectionLost, .writerActive, .checkpointMoved: .backend(message: description, isTemporary: true)
         default: .backend(message: description, isTemporary: false)
         }

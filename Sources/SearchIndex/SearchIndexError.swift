@@ -36,6 +36,8 @@ public enum SearchIndexError: Error, Sendable, Equatable {
     /// Another backend (a PostgreSQL server) refused or failed, in its own words; `isTemporary` when
     /// trying again later may succeed (the server unreachable, the store's writer busy elsewhere).
     case backend(message: String, isTemporary: Bool)
+    /// A request this backend does not answer (yet), in its words, with what to do instead.
+    case unsupported(message: String)
 }
 
 extension SearchIndexError: CustomStringConvertible {
@@ -75,7 +77,7 @@ extension SearchIndexError: CustomStringConvertible {
             "the search was cancelled with the task that asked for it, and read nothing more; ask again if its answer is still wanted"
         case .database(let path, let message):
             "\(path): database error: \(message); if the file is intact, this is a Searchlight bug: please report it"
-        case .backend(let message, _):
+        case .backend(let message, _), .unsupported(let message):
             message
         }
     }

@@ -1,6 +1,6 @@
 #if PostgreSQL
 import Foundation
-import PostgresIndex
+@testable import PostgresIndex
 import SearchIndex
 import Testing
 
@@ -68,6 +68,70 @@ struct WriterTests {
         #expect(try await writer.removeStore(uuid: "S") == 4)
         #expect(try await index.dump().isEmpty)
         #expect(try await index.checkpoint(storeUUID: "S") == nil)
+        await writer.close()
+        await index.close()
+    }
+
+    @Test("a rebuild keeps the store searchable until its sweep removes what was not written again; a checkpoint moved by someone else stops the writer")
+    func rebuildAndSweep() async throws {
+        guard let cluster = try Self.cluster() else { return }
+        defer { cluster.stop() }
+        let index = try await PostgresIndex.open(try PostgresLocation(cluster.url()), creating: true)
+        let writer = try await PostgresIndexWriter.open(index, storeUUID: "S")
+        let items = (1...5).map { Self.item("S", $0, "harbour \($0)") }
+        _ = try await writer.apply(Self.batch("S", token: 1, upserts: items))
+        var request = SearchRequest(query: "harbour", limit: 50)
+        request.typoTolerance = false
+        try await writer.beginRebuild(storeUUID: "S")
+        // Objects 4 and 5 are gone: the rebuild writes 1 to 3 again; the old items answer until the sweep.
+        var again = Self.batch("S", token: 1, upserts: Array(items.prefix(3)))
+        again.marksRebuild = true
+        #expect(try await writer.apply(again) == BatchResult(unchanged: 3))
+        #expect(try await index.search(request).hits.count == 5)
+        let swept = try await writer.sweep(keeping: StoreCheckpoint(storeUUID: "S", storePath: "/stores/S.sqlite", token: 2))
+        #expect(swept == 2)
+        #expect(try await index.search(request).hits.map(\.uri).sorted() == items.prefix(3).map(\.uri).sorted())
+        #expect(try await index.checkpoint(storeUUID: "S")?.token == 2)
+        // The ranking's statistics follow: three items left.
+        let counted = try await index.value("SELECT items FROM searchlight_stores WHERE uuid = 'S'", as: Int64.self)
+        #expect(counted == 3)
+        // Another process moved the checkpoint (a writer that did not hold the lock): nothing more is written.
+        _ = try await index.rows("UPDATE searchlight_stores SET token = 99 WHERE uuid = 'S'")
+        let moved = await Self.failure { _ = try await writer.apply(Self.batch("S", token: 3, upserts: [Self.item("S", 9, "late")])) }
+        #expect(moved == .checkpointMoved(storeUUID: "S", expected: 2, found: 99))
+        #expect(try await index.search(SearchRequest(query: "late")).hits.isEmpty)
+        // Items of a store the writer did not claim are refused, whatever the batch's checkpoint says.
+        let foreign = await Self.failure { _ = try await writer.apply(Self.batch("OTHER", token: 1, upserts: [Self.item("OTHER", 1, "x")])) }
+        guard case .server(let message, _)? = foreign, message.contains("not claimed") else { Issue.record("\(String(describing: foreign))"); return }
+        await writer.close()
+        await index.close()
+    }
+
+    @Test("a schema-1 database is migrated to schema 2 by the first writer, its checkpoints kept")
+    func migration() async throws {
+        guard let cluster = try Self.cluster() else { return }
+        defer { cluster.stop() }
+        let location = try PostgresLocation(cluster.url())
+        // Schema 1 as a build of the time created it, with a store's checkpoint.
+        let connection = try await PostgresIndex.connect(location)
+        try await PostgresIndex.execute("CREATE TABLE searchlight_schema (version integer NOT NULL)", on: connection)
+        try await PostgresIndex.execute(PostgresIndex.migrations[0], on: connection)
+        try await PostgresIndex.execute("""
+            INSERT INTO searchlight_schema (version) VALUES (1);
+            INSERT INTO searchlight_stores (uuid, path, token, updated_at) VALUES ('S', '/stores/S.sqlite', 7, 0)
+            """, on: connection)
+        try await connection.close()
+        let reader = try await PostgresIndex.open(location, creating: false)
+        // A reader reads it as it is (status says schema 1); the first writer migrates it.
+        #expect(try await reader.statistics().schemaVersion == 1)
+        #expect(try await reader.checkpoint(storeUUID: "S")?.token == 7)
+        await reader.close()
+        let index = try await PostgresIndex.open(location, creating: true)
+        #expect(try await index.statistics().schemaVersion == 2)
+        let writer = try await PostgresIndexWriter.open(index, storeUUID: "S")
+        try await writer.beginRebuild(storeUUID: "S")
+        #expect(try await writer.apply(Self.batch("S", token: 8, upserts: [Self.item("S", 1, "after the migration")])) == BatchResult(inserted: 1))
+        #expect(try await index.checkpoint(storeUUID: "S")?.token == 8)
         await writer.close()
         await index.close()
     }

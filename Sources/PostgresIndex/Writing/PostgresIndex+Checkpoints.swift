@@ -49,8 +49,10 @@ extension PostgresIndex {
             SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
             WHERE c.relname IN ('searchlight_items', 'searchlight_stores', 'searchlight_shown_values', 'searchlight_schema')
             """, as: Int64.self) ?? 0
+        // The database's own version: a reader of an older schema says so.
+        let version = try await value("SELECT max(version) FROM searchlight_schema", as: Int.self) ?? 0
         return IndexStatistics(itemsPerEntity: perEntity, locatedItems: Int(located), sizeInBytes: size,
-                               schemaVersion: Self.schemaVersion, checkpoints: try await checkpoints())
+                               schemaVersion: version, checkpoints: try await checkpoints())
     }
 
     /// Every entity a request's entity filter may name: those with items, and their ancestors.

@@ -11,8 +11,9 @@ struct IndexCommand: AsyncParsableCommand {
         commandName: "index",
         abstract: "Index Core Data stores: a first export, then their history, exactly once.",
         discussion: """
-            Stores are opened read-only. The index defaults to the store's path with .searchindex, created with \
-            the store file's permissions; several stores (--store given again) share the --index given. \
+            Stores are opened read-only. The index defaults to $SEARCHCTL_INDEX, else to the store's path with \
+            .searchindex, created with the store file's permissions; several stores (--store given again) share \
+            the --index given. An index on PostgreSQL (postgres://...) takes many exporters at once, one per store. \
             Rebuilds (store replaced, history purged, model or configuration changed) are announced on stderr.
 
             With --follow it keeps the index current until SIGINT or SIGTERM, finishing the batch in hand.
@@ -29,8 +30,16 @@ struct IndexCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("An app's Core Data store (.sqlite); give it again for more stores.", valueName: "path"))
     var store: [String]
 
-    @Option(help: ArgumentHelp("The index file (default: beside the store), or postgres://USER@HOST:PORT/DATABASE.", valueName: "path"))
+    @Option(help: ArgumentHelp("The index file, or postgres://USER@HOST:PORT/DATABASE (default: $SEARCHCTL_INDEX, else beside the store).",
+                               valueName: "path"))
     var index: String?
+
+    /// `--index`, else `$SEARCHCTL_INDEX`: where the person said the index is.
+    var namedIndex: String? {
+        if let index { return index }
+        let environment = ProcessInfo.processInfo.environment["SEARCHCTL_INDEX"] ?? ""
+        return environment.isEmpty ? nil : environment
+    }
 
     @Option(help: ArgumentHelp("A model file to read the stores with instead of their Z_MODELCACHE.", valueName: "path"))
     var model: String?
@@ -64,8 +73,8 @@ struct IndexCommand: AsyncParsableCommand {
         if let twice = store.first(where: { path in store.filter { $0 == path }.count > 1 }) {
             throw ValidationError("\(twice) is given to --store twice: give each store once")
         }
-        guard store.count == 1 || index != nil else {
-            throw ValidationError("\(store.count) stores share one index: say which with --index PATH")
+        guard store.count == 1 || namedIndex != nil else {
+            throw ValidationError("\(store.count) stores share one index: say which with --index PATH (or SEARCHCTL_INDEX)")
         }
         guard store.count == 1 || !printConfig else { throw ValidationError("--print-config shows one store's configuration: give one --store") }
     }
@@ -77,7 +86,7 @@ struct IndexCommand: AsyncParsableCommand {
                 guard FileManager.default.fileExists(atPath: config) else { throw CoreDataStoreError.fileNotFound(path: config) }
                 do { configuration = try IndexConfiguration(contentsOf: config) } catch { throw ExportError.configuration(error.description) }
             }
-            let indexPath = index ?? IndexLocation.defaultIndex(forStore: store[0])
+            let indexPath = namedIndex ?? IndexLocation.defaultIndex(forStore: store[0])
             var options = IndexingService.Options()
             options.batchSize = batchSize
             let stores = store.map { IndexingService.Store(path: $0, modelPath: model, configuration: configuration) }

@@ -90,7 +90,7 @@ extension SearchIndexError {
         switch self {
         case .indexNotFound: .noInput
         case .folderNotFound: .cannotCreate
-        case .invalidQuery, .invalidRequest, .invalidPredicate, .invalidLocation, .searchTooExpensive: .usage
+        case .invalidQuery, .invalidRequest, .invalidPredicate, .invalidLocation, .searchTooExpensive, .unsupported: .usage
         case .busy, .cancelled: .temporaryFailure
         case .backend(_, let isTemporary): isTemporary ? .temporaryFailure : .software
         case .database: .software
