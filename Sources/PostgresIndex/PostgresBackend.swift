@@ -16,7 +16,7 @@ public enum PostgresBackend {
     /// Opens the index at `location` for reading: a primary or a streaming replica. Blocks until connected.
     public static func openReader(_ location: PostgresLocation) throws(PostgresIndexError) -> any IndexReader {
         #if PostgreSQL
-        try PostgresIndex.waiting { () async throws(PostgresIndexError) in try await PostgresIndex.open(location, creating: false) }.get()
+        try PostgresIndex.waiting(watching: nil) { () async throws(PostgresIndexError) in try await PostgresIndex.open(location, creating: false) }.get()
         #else
         throw .notBuilt
         #endif
@@ -26,7 +26,7 @@ public enum PostgresBackend {
     /// claims each store it is asked to write. Blocks until connected.
     public static func openWriter(_ location: PostgresLocation) throws(PostgresIndexError) -> any IndexWriter {
         #if PostgreSQL
-        try PostgresIndex.waiting { () async throws(PostgresIndexError) in
+        try PostgresIndex.waiting(watching: nil) { () async throws(PostgresIndexError) in
             let index = try await PostgresIndex.open(location, creating: true)
             return try await PostgresIndexWriter.open(index)
         }.get()
@@ -43,6 +43,7 @@ extension PostgresIndexError {
         switch self {
         case .search(let error): error
         case .unsupported: .unsupported(message: description)
+        case .schemaTooNew(let found, _): .newerSchema(path: "the PostgreSQL database", version: found)
         case .unreachable, .connectionLost, .writerActive, .checkpointMoved: .backend(message: description, isTemporary: true)
         default: .backend(message: description, isTemporary: false)
         }

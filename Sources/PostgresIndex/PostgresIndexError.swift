@@ -23,6 +23,8 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
     case notAnIndex(location: String)
     /// A request the PostgreSQL backend does not answer yet, and what to do instead.
     case unsupported(String, instead: String = "use an SQLite index for it")
+    /// A writer was used in a way it refuses (a store it did not claim, two transactions at once).
+    case misuse(String)
     /// The request itself is invalid (the same errors the SQLite index gives).
     case search(SearchIndexError)
 
@@ -38,7 +40,7 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
         case .server(let message, let state):
             return "PostgreSQL refused a statement: \(message)" + (state.map { " (SQLSTATE \($0))" } ?? "")
         case .connectionLost(let reason):
-            return "the connection to PostgreSQL broke (\(reason)); the batch under way was committed whole or not at all: run the command again once the server is back, and it resumes from the last commit"
+            return "the connection to PostgreSQL broke (\(reason)); a batch under way was committed whole or not at all: run the command again once the server is back (an export resumes from its last commit)"
         case .writerActive(let uuid, let holder):
             return "another exporter is writing store \(uuid) into this database" + (holder.map { " (\($0))" } ?? "")
                 + "; stop it, or wait until it finishes"
@@ -51,6 +53,8 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
             return "\(location) holds no Searchlight index; create it with `searchctl index --store S --index \(location)`"
         case .unsupported(let what, let instead):
             return "the PostgreSQL index does not support \(what) yet; \(instead)"
+        case .misuse(let message):
+            return message
         case .search(let error):
             return error.description
         }

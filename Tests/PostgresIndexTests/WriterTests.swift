@@ -102,7 +102,7 @@ struct WriterTests {
         #expect(try await index.search(SearchRequest(query: "late")).hits.isEmpty)
         // Items of a store the writer did not claim are refused, whatever the batch's checkpoint says.
         let foreign = await Self.failure { _ = try await writer.apply(Self.batch("OTHER", token: 1, upserts: [Self.item("OTHER", 1, "x")])) }
-        guard case .server(let message, _)? = foreign, message.contains("not claimed") else { Issue.record("\(String(describing: foreign))"); return }
+        guard case .misuse(let message)? = foreign, message.contains("not claimed") else { Issue.record("\(String(describing: foreign))"); return }
         await writer.close()
         await index.close()
     }

@@ -52,7 +52,9 @@ extension Exporter {
     /// writer per store itself (a PostgreSQL database): the store is claimed there. `source.indexPath`
     /// names the index in messages only.
     public static func open(_ source: Source, writer: any IndexWriter, events: (IndexingEvent) -> Void = { _ in }) throws(ExportError) -> Exporter {
-        try open(source, index: writer, lock: nil, events: events)
+        // An index file given this way is still written by one process at a time.
+        let lock = try (writer as? SearchIndex).map { index throws(ExportError) in try WriterLock(indexPath: index.path) }
+        return try open(source, index: writer, lock: lock, events: events)
     }
 
     /// Opens the index at `indexPath` for writing, created with the permissions of the store at `storePath`:

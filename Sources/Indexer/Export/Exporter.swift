@@ -93,9 +93,11 @@ public final class Exporter {
     public convenience init(store: PersistentStore, writer: any IndexWriter, configuration: ResolvedConfiguration,
                             functions: FunctionRegistry = .standard, producers: [String: any ItemProducer] = [:],
                             batchSize: Int = 1_000) throws(ExportError) {
+        // An index file given this way is still written by one process at a time.
+        let lock = try (writer as? SearchIndex).map { index throws(ExportError) in try WriterLock(indexPath: index.path) }
         do { try writer.claim(storeUUID: store.metadata.storeUUID) } catch { throw .index(error) }
         self.init(store: store, index: writer, configuration: configuration, functions: functions, producers: producers,
-                  batchSize: batchSize, lock: nil)
+                  batchSize: batchSize, lock: lock)
     }
 
     /// An exporter writing under `lock`, or under a lock its owner holds (nil), or into a backend that
@@ -174,16 +176,17 @@ public final class Exporter {
     /// The catch-up's stages, on the commit stage's thread.
     private func catchUp(rebuild: Bool, summary: inout Summary, events: (IndexingEvent) -> Void) async throws {
         let uuid = store.metadata.storeUUID
-        // A store replaced at the same path: its old items go.
+        // A store replaced at the same path: its old items go (where a path names one file: a database
+        // that many machines write may hold another machine's store at the same path).
         let checkpoints = try index.checkpoints()
-        for old in checkpoints where old.storePath == storePath && old.storeUUID != uuid {
+        for old in checkpoints where index.identifiesStoresByPath && old.storePath == storePath && old.storeUUID != uuid {
             let removed = try index.removeStore(uuid: old.storeUUID)
             events(.previousStoreRemoved(indexedStore, previousUUID: old.storeUUID, items: removed))
             summary.rebuildReason = .storeReplaced(previousUUID: old.storeUUID)
         }
         var existing = checkpoints.first { $0.storeUUID == uuid }
         // Two files with one UUID would take over each other's checkpoint and rebuild each other forever.
-        if let other = existing, other.storePath != storePath, FileManager.default.fileExists(atPath: other.storePath) {
+        if let other = existing, index.identifiesStoresByPath, other.storePath != storePath, FileManager.default.fileExists(atPath: other.storePath) {
             throw ExportError.duplicateStore(uuid: uuid, indexedPath: other.storePath, path: storePath)
         }
         var reason: RebuildReason? = rebuild ? .requested : nil

@@ -39,7 +39,11 @@ final class Follower {
         self.send = send
     }
 
-    deinit { lock?.release() }
+    deinit {
+        lock?.release()
+        // A backend's claims go with the run, at once: the next run (or another machine) may claim the stores.
+        if lock == nil { index.release() }
+    }
 
     /// Takes the index's writer lock, opens the index and every store; or, given `openWriter`, opens the
     /// backend it returns, which claims each store for this process.
@@ -50,8 +54,9 @@ final class Follower {
         let lock: WriterLock?
         let index: any IndexWriter
         if let openWriter {
-            lock = nil
             do { index = try openWriter() } catch { throw .index(error) }
+            // An index file opened this way is still written by one process at a time.
+            lock = try (index as? SearchIndex).map { opened throws(ExportError) in try WriterLock(indexPath: opened.path) }
         } else {
             lock = try WriterLock(indexPath: indexPath)
             index = try Exporter.openIndex(indexPath, mirroring: first.path, busyTimeout: options.timing.busyTimeout)

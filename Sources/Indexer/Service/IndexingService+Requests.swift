@@ -62,9 +62,13 @@ extension IndexingService {
         // A run of its own: a start() or catch-up asked meanwhile waits for it, or it for them.
         try await runOnce(named: "searchlight delete index", announce: false) { _ throws(ExportError) in
             if let openWriter {
+                // Many machines write such an index, and one path may name another machine's store there:
+                // the stores go by the UUIDs of this service's store files.
                 do {
                     let index = try openWriter()
-                    for checkpoint in try index.checkpoints() where paths.contains(checkpoint.storePath) {
+                    defer { index.release() }
+                    let uuids = Set(try stores.map { try PersistentStore(path: $0.path, modelPath: $0.modelPath).metadata.storeUUID })
+                    for checkpoint in try index.checkpoints() where uuids.contains(checkpoint.storeUUID) {
                         _ = try index.removeStore(uuid: checkpoint.storeUUID)
                     }
                 } catch {

@@ -8,31 +8,31 @@ import Synchronization
 /// never one of Swift's cooperative pool) until the server has answered.
 extension PostgresIndexWriter {
     public func claim(storeUUID: String) throws(SearchIndexError) {
-        try blocking { () async throws(PostgresIndexError) in try await self.claim(storeUUID: storeUUID) }
+        try PostgresIndex.blocking(watching: connection) { () async throws(PostgresIndexError) in try await self.claim(storeUUID: storeUUID) }
     }
 
     public func checkpoints() throws(SearchIndexError) -> [StoreCheckpoint] {
-        try blocking { () async throws(PostgresIndexError) in try await self.index.checkpoints() }
+        try PostgresIndex.blocking(watching: index.connection) { () async throws(PostgresIndexError) in try await self.index.checkpoints() }
     }
 
     public func checkpoint(storeUUID: String) throws(SearchIndexError) -> StoreCheckpoint? {
-        try blocking { () async throws(PostgresIndexError) in try await self.index.checkpoint(storeUUID: storeUUID) }
+        try PostgresIndex.blocking(watching: index.connection) { () async throws(PostgresIndexError) in try await self.index.checkpoint(storeUUID: storeUUID) }
     }
 
     /// Applies the batches `next` gives in one transaction. They are sent as they come, so a commit of
     /// many pages never holds them all in memory; nothing is committed when any fails.
     @discardableResult
     public func apply(batchesFrom next: () throws -> IndexBatch?) throws(SearchIndexError) -> BatchResult {
-        let transaction = try blocking { () async throws(PostgresIndexError) in try await self.begin() }
+        let transaction = try PostgresIndex.blocking(watching: connection) { () async throws(PostgresIndexError) in try await self.begin() }
         do {
             var total = BatchResult()
             while let batch = try next() {
-                total.add(try blocking { () async throws(PostgresIndexError) in try await transaction.write(batch) })
+                total.add(try PostgresIndex.blocking(watching: connection) { () async throws(PostgresIndexError) in try await transaction.write(batch) })
             }
-            try blocking { () async throws(PostgresIndexError) in try await transaction.commit() }
+            try PostgresIndex.blocking(watching: connection) { () async throws(PostgresIndexError) in try await transaction.commit() }
             return total
         } catch {
-            _ = PostgresIndex.waiting(watching: [connection]) { () async throws(PostgresIndexError) in await transaction.rollBack() }
+            _ = PostgresIndex.waiting(watching: connection) { () async throws(PostgresIndexError) in await transaction.rollBack() }
             if let error = error as? SearchIndexError { throw error }
             throw .backend(message: "the batches to write could not be made: \(error)", isTemporary: false)
         }
@@ -40,32 +40,39 @@ extension PostgresIndexWriter {
 
     @discardableResult
     public func removeStore(uuid: String) throws(SearchIndexError) -> Int {
-        try blocking { () async throws(PostgresIndexError) in try await self.removeStore(uuid: uuid) }
+        try PostgresIndex.blocking(watching: connection) { () async throws(PostgresIndexError) in try await self.removeStore(uuid: uuid) }
     }
 
     public func beginRebuild(storeUUID: String) throws(SearchIndexError) {
-        try blocking { () async throws(PostgresIndexError) in try await self.beginRebuild(storeUUID: storeUUID) }
+        try PostgresIndex.blocking(watching: connection) { () async throws(PostgresIndexError) in try await self.beginRebuild(storeUUID: storeUUID) }
     }
 
     @discardableResult
     public func sweep(keeping checkpoint: StoreCheckpoint) throws(SearchIndexError) -> Int {
-        try blocking { () async throws(PostgresIndexError) in try await self.sweep(keeping: checkpoint) }
+        try PostgresIndex.blocking(watching: connection) { () async throws(PostgresIndexError) in try await self.sweep(keeping: checkpoint) }
     }
 
     public func optimize() throws(SearchIndexError) {
-        try blocking { () async throws(PostgresIndexError) in try await self.optimize() }
+        try PostgresIndex.blocking(watching: connection) { () async throws(PostgresIndexError) in try await self.optimize() }
     }
 
-    /// Runs `body`, which uses the writer's connection (and the index's), to completion while the calling thread waits.
-    func blocking<Value: Sendable>(_ body: @escaping @Sendable () async throws(PostgresIndexError) -> Value) throws(SearchIndexError) -> Value {
-        do { return try PostgresIndex.waiting(watching: [connection, index.connection], body).get() } catch { throw error.indexError }
+    /// Gives up every store's lock at once (not when the connection's close reaches the server) and closes
+    /// the connection: a new writer, in this process or another, may claim the stores straight away.
+    public func release() {
+        _ = PostgresIndex.waiting(watching: connection) { () async throws(PostgresIndexError) in
+            _ = try? await PostgresIndex.rows("SELECT pg_advisory_unlock_all()", on: self.connection)
+            await self.close()
+        }
     }
+
+    /// Different machines write the database: one path may name different stores on each.
+    public var identifiesStoresByPath: Bool { false }
 
     /// Nothing to prepare: PostgreSQL replaces a row without reading the old text.
     public func prepareReplacements(of items: inout [PreparedItem]) throws(SearchIndexError) {}
 
     public func shownValues(for uris: [String]) throws(SearchIndexError) -> [String: String] {
-        try blocking { () async throws(PostgresIndexError) in try await self.shownValues(for: uris) }
+        try PostgresIndex.blocking(watching: index.connection) { () async throws(PostgresIndexError) in try await self.shownValues(for: uris) }
     }
 
     /// Never stale: a database is not a file that can be deleted under its writer (a lost connection

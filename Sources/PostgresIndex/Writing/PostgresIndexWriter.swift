@@ -33,7 +33,20 @@ public final class PostgresIndexWriter: IndexWriter {
 
     /// Opens a writer on a connection of its own; it claims stores as it is asked to.
     public static func open(_ index: PostgresIndex) async throws(PostgresIndexError) -> PostgresIndexWriter {
-        PostgresIndexWriter(index: index, connection: try await PostgresIndex.connect(index.postgresLocation))
+        let connection = try await PostgresIndex.connect(index.postgresLocation)
+        do {
+            // Named for the holder a refused writer is told of. A transaction stays open while an exporter
+            // builds its next pages (a large rename takes a while): a server's idle-in-transaction limit
+            // would otherwise end it every time, and the exporter would never get past that batch.
+            try await PostgresIndex.execute("""
+                SET application_name = 'searchlight exporter, pid \(getpid())';
+                SET idle_in_transaction_session_timeout = 0
+                """, on: connection)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        return PostgresIndexWriter(index: index, connection: connection)
     }
 
     /// Opens a writer and claims one store, or fails naming the process that holds it.
@@ -96,7 +109,7 @@ public final class PostgresIndexWriter: IndexWriter {
     /// The token the next batch of a claimed store must find, or a refusal for a store not claimed.
     private func expectedToken(_ storeUUID: String) throws(PostgresIndexError) -> Int64? {
         guard let claim = claims.withLock({ $0[storeUUID] }) else {
-            throw .server(message: "store \(storeUUID) was not claimed by this writer; claim it before writing it", sqlState: nil)
+            throw .misuse("store \(storeUUID) was not claimed by this writer; claim it before writing it")
         }
         return claim.token
     }
@@ -128,22 +141,22 @@ public final class PostgresIndexWriter: IndexWriter {
     /// Runs a body alone on the connection: one statement or transaction at a time.
     private func exclusive<Result>(_ body: () async throws(PostgresIndexError) -> Result) async throws(PostgresIndexError) -> Result {
         try acquire()
-        defer { release() }
+        defer { giveBackConnection() }
         return try await body()
     }
 
     /// Takes the connection for one statement or transaction, or refuses.
     private func acquire() throws(PostgresIndexError) {
         let refusal = state.withLock { state -> PostgresIndexError? in
-            if state.broken { return .server(message: "this writer's connection was closed after a failed rollback; open a new writer", sqlState: nil) }
-            if state.busy { return .server(message: "a writer runs one transaction at a time; wait for the one under way", sqlState: nil) }
+            if state.broken { return .misuse("this writer's connection was closed after a failed rollback; open a new writer") }
+            if state.busy { return .misuse("a writer runs one transaction at a time; wait for the one under way") }
             state.busy = true
             return nil
         }
         if let refusal { throw refusal }
     }
 
-    private func release() {
+    fileprivate func giveBackConnection() {
         state.withLock { $0.busy = false }
     }
 
@@ -155,7 +168,7 @@ public final class PostgresIndexWriter: IndexWriter {
             try await PostgresIndex.execute("BEGIN", on: connection)
         } catch {
             await rollBack()
-            release()
+            giveBackConnection()
             throw error
         }
         return OpenTransaction(writer: self)
@@ -193,7 +206,7 @@ public final class PostgresIndexWriter: IndexWriter {
 
         private func end() {
             let first = ended.withLock { ended in defer { ended = true }; return !ended }
-            if first { writer.release() }
+            if first { writer.giveBackConnection() }
         }
     }
 

@@ -47,6 +47,14 @@ public protocol IndexWriter: AnyObject, Sendable {
 
     /// Why this writer can no longer write where it did (its file deleted or replaced), or nil.
     func staleness() -> SearchIndexError?
+
+    /// Gives up what ``claim(storeUUID:)`` took, at once: the writer must not be used afterwards.
+    func release()
+
+    /// Whether a store path names one file for every writer of the index (one machine's index file), so
+    /// that a new store at an indexed path replaces the old one. False when many machines write the
+    /// index: one path may name a different store on each.
+    var identifiesStoresByPath: Bool { get }
 }
 
 extension IndexWriter {
@@ -64,6 +72,12 @@ extension SearchIndex: IndexWriter {
 
     /// Nothing to take: one process writes an index file, under the writer lock beside it.
     public func claim(storeUUID: String) throws(SearchIndexError) {}
+
+    /// Nothing to give up: the writer lock beside the file is its exporter's.
+    public func release() {}
+
+    /// One machine writes an index file: a path names one store.
+    public var identifiesStoresByPath: Bool { true }
 
     /// Removes every item of a store and its checkpoint, in transactions of 10,000 items.
     @discardableResult

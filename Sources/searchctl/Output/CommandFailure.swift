@@ -129,7 +129,7 @@ func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
         case .unreachable, .connectionLost, .writerActive, .checkpointMoved: .temporaryFailure
         case .notAnIndex: .noInput
         case .schemaTooNew: .dataError
-        case .server: .software
+        case .server, .misuse: .software
         case .search(let inner): inner.exitStatus
         }
         return (error.description, status)
