@@ -25,7 +25,7 @@ struct FleetBenchmark: ParsableCommand {
     @Option(help: "Stores, each exported by its own searchctl process.")
     var stores = 16
 
-    @Option(help: ArgumentHelp("The PostgreSQL database to write (its Searchlight tables are dropped first).", valueName: "url"))
+    @Option(help: ArgumentHelp("The PostgreSQL database to write (every store in it is removed first).", valueName: "url"))
     var postgres: String
 
     @Option(help: "Queries of each kind.")
@@ -105,9 +105,11 @@ struct FleetBenchmark: ParsableCommand {
         }
     }
 
-    /// Empties the database's Searchlight tables, so that every run exports from nothing.
+    /// Removes every store from the database, so that every run exports from nothing; gives their locks
+    /// up at once, before the exporters claim them.
     static func dropIndex(_ location: PostgresLocation) throws {
         let writer = try PostgresBackend.openWriter(location)
+        defer { writer.release() }
         for checkpoint in try writer.checkpoints() { try writer.removeStore(uuid: checkpoint.storeUUID) }
     }
 }
@@ -134,7 +136,7 @@ struct FleetWorkload {
             places.append((String(fields[2]), latitude, longitude))
         }
         guard !places.isEmpty else { throw BenchmarkError("no places in \(file)") }
-        // Every 97th place: a fixed, spread-out sample.
+        // Evenly spaced places: a fixed, spread-out sample.
         let sample = stride(from: 0, to: places.count, by: max(1, places.count / count)).prefix(count).map { places[$0] }
         func words(_ name: String) -> [String] { name.split(whereSeparator: { !$0.isLetter }).map(String.init).filter { $0.count >= 3 } }
         func request(_ query: String?, near: (Double, Double)? = nil, radius: Double? = nil, prefix: Bool = false) -> SearchRequest {
