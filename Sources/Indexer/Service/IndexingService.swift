@@ -123,6 +123,8 @@ public final class IndexingService: Sendable {
     /// - Parameters:
     ///   - location: Where the index is, as events and messages name it (never a password).
     ///   - open: Opens the backend for writing.
+    ///   - stores: The stores to follow into it.
+    ///   - options: How the service writes.
     public init(location: String, opening open: @escaping WriterOpener, stores: [Store], options: Options = Options()) {
         self.indexPath = location
         self.openWriter = open
