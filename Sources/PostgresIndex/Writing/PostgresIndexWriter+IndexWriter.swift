@@ -59,10 +59,7 @@ extension PostgresIndexWriter {
     /// Gives up every store's lock at once (not when the connection's close reaches the server) and closes
     /// the connection: a new writer, in this process or another, may claim the stores straight away.
     public func release() {
-        _ = PostgresIndex.waiting(watching: connection) { () async throws(PostgresIndexError) in
-            _ = try? await PostgresIndex.rows("SELECT pg_advisory_unlock_all()", on: self.connection)
-            await self.close()
-        }
+        _ = PostgresIndex.waiting(watching: connection) { () async throws(PostgresIndexError) in await self.close() }
     }
 
     /// Different machines write the database: one path may name different stores on each.

@@ -74,8 +74,11 @@ public final class PostgresIndexWriter: IndexWriter {
         }
     }
 
-    /// Gives the locks up and closes the connection.
+    /// Gives the locks up and closes the connection. The locks go first, explicitly: the server frees a
+    /// closed connection's locks only when its backend process has ended, a moment later, and a writer
+    /// opened straight after (the next run) would be refused its own store.
     public func close() async {
+        if !connection.isClosed { _ = try? await PostgresIndex.rows("SELECT pg_advisory_unlock_all()", on: connection) }
         try? await connection.close()
     }
 
