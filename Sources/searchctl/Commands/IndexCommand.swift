@@ -34,12 +34,9 @@ struct IndexCommand: AsyncParsableCommand {
                                valueName: "path"))
     var index: String?
 
-    /// `--index`, else `$SEARCHCTL_INDEX`: where the person said the index is.
-    var namedIndex: String? {
-        if let index { return index }
-        let environment = ProcessInfo.processInfo.environment["SEARCHCTL_INDEX"] ?? ""
-        return environment.isEmpty ? nil : environment
-    }
+    /// `--index`, else `$SEARCHCTL_INDEX`: an option names the store here, never the index, so the
+    /// environment's index is the default before the store's own.
+    var namedIndex: String? { index ?? IndexLocation.environmentIndex }
 
     @Option(help: ArgumentHelp("A model file to read the stores with instead of their Z_MODELCACHE.", valueName: "path"))
     var model: String?

@@ -18,6 +18,12 @@ struct IndexLocation: ParsableArguments {
         }
     }
 
+    /// `$SEARCHCTL_INDEX`, when set and not empty: the index to use when no option names one.
+    static var environmentIndex: String? {
+        let value = ProcessInfo.processInfo.environment["SEARCHCTL_INDEX"] ?? ""
+        return value.isEmpty ? nil : value
+    }
+
     static func defaultIndex(forStore store: String) -> String {
         URL(fileURLWithPath: store).deletingPathExtension().appendingPathExtension("searchindex").path
     }
@@ -28,7 +34,7 @@ struct IndexLocation: ParsableArguments {
     static func path(index: String?, store: String?) throws -> String {
         if let index { return index }
         if let store { return Self.defaultIndex(forStore: store) }
-        if let environment = ProcessInfo.processInfo.environment["SEARCHCTL_INDEX"], !environment.isEmpty { return environment }
+        if let environment = environmentIndex { return environment }
         throw ValidationError("say which index: --index PATH, --store PATH (its default index) or SEARCHCTL_INDEX")
     }
 
@@ -37,7 +43,7 @@ struct IndexLocation: ParsableArguments {
             return try Self.open(path())
         } catch SearchIndexError.indexNotFound(let path) where store != nil {
             // The store was named: the command to build its index can name it too.
-            throw IndexNotBuilt(store: store ?? "", index: path)
+            throw IndexNotBuilt(store: store ?? "", index: path, environmentIndex: Self.environmentIndex)
         }
     }
 
@@ -52,6 +58,13 @@ struct IndexLocation: ParsableArguments {
 struct IndexNotBuilt: Error {
     var store: String
     var index: String
+    /// `$SEARCHCTL_INDEX`, which `index --store` writes to and `--store` here does not read.
+    var environmentIndex: String?
 
-    var message: String { "no index at \(index) yet; build it with: searchctl index --store \(store)" }
+    var message: String {
+        if let environmentIndex {
+            return "no index at \(index) (--store names the store's own index); to search \(environmentIndex) (SEARCHCTL_INDEX), leave --store out"
+        }
+        return "no index at \(index) yet; build it with: searchctl index --store \(store)"
+    }
 }

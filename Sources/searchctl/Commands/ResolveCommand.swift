@@ -35,7 +35,7 @@ struct ResolveCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The Core Data store to resolve in; opened read-only.", valueName: "path"))
     var store: String?
 
-    @Option(help: ArgumentHelp("An index whose recorded stores to resolve in (default: $SEARCHCTL_INDEX).", valueName: "path"))
+    @Option(help: ArgumentHelp("An index (file or postgres://…) whose recorded stores to resolve in (default: $SEARCHCTL_INDEX).", valueName: "path"))
     var index: String?
 
     @Option(help: ArgumentHelp(
@@ -59,8 +59,7 @@ struct ResolveCommand: ParsableCommand {
                 for note in opened.notes { printNote(IndexReporter.describe(.store(path: store, note))) }
                 resolver = DeepLinkResolver(store: opened)
             } else {
-                let environment = ProcessInfo.processInfo.environment["SEARCHCTL_INDEX"] ?? ""
-                guard let path = index ?? (environment.isEmpty ? nil : environment) else {
+                guard let path = index ?? IndexLocation.environmentIndex else {
                     throw ValidationError("say where the objects are: --store PATH (the app's store), --index PATH (the stores it records) or SEARCHCTL_INDEX")
                 }
                 resolver = try DeepLinkResolver(index: try IndexLocation.open(path), modelPath: model)
