@@ -27,7 +27,7 @@ extension PostgresIndex {
             }
             statements.append(.init(sql: statement.sql, arguments: "[" + statement.arguments.joined(separator: ", ") + "]", queryPlan: plan))
         }
-        return SearchExplanation(parsedQuery: results.parsedQuery, expression: results.parsedQuery.flatMap { TextQuery($0).tsquery },
+        return SearchExplanation(parsedQuery: results.parsedQuery, expression: results.parsedQuery.flatMap { TextQuery($0).tsquery }, expressionLanguage: .tsquery,
                                  plan: results.plan, statements: statements, hitCount: results.hits.count)
     }
 
@@ -76,8 +76,8 @@ extension PostgresIndex {
         // The SQLite index looks for typo expansions when exact matches do not fill the page; this backend
         // has no term dictionary yet, and refuses rather than answer otherwise.
         if let parsed, request.typoTolerance, parsed.mayMatchWithTypos, page.count < request.limit {
-            throw .unsupported("typo tolerance, which this search needs (its exact matches do not fill the page)",
-                               instead: "search with typo tolerance off (--exact), or use an SQLite index")
+            throw .unsupported("typo tolerance", instead: "this search needs it (its exact matches do not fill the page): "
+                                   + "search with typo tolerance off (--exact), or use an SQLite index")
         }
         // Typos are folded into the score as penalties, as searchlight_rank does; a hit reports them apart.
         let hits = page.map { $0.hit(ranked: parsed != nil) }

@@ -102,8 +102,18 @@ public struct SearchExplanation: Sendable {
 
     /// The parsed query, if any.
     public var parsedQuery: ParsedQuery?
-    /// The FTS5 expression, if any.
+    /// The text expression the database matched, if any, in ``expressionLanguage``.
     public var expression: String?
+    /// The language of ``expression``.
+    public var expressionLanguage: ExpressionLanguage
+
+    /// The text-matching language of a backend.
+    public enum ExpressionLanguage: String, Sendable {
+        /// An SQLite index's FTS5 MATCH expression.
+        case fts5
+        /// PostgreSQL's `tsquery`.
+        case tsquery
+    }
     /// The plan chosen.
     public var plan: SearchPlan
     /// The statements, in order.
@@ -111,9 +121,11 @@ public struct SearchExplanation: Sendable {
     /// How many hits the search returned (within its limit and offset).
     public var hitCount: Int
 
-    package init(parsedQuery: ParsedQuery?, expression: String?, plan: SearchPlan, statements: [Statement], hitCount: Int) {
+    package init(parsedQuery: ParsedQuery?, expression: String?, expressionLanguage: ExpressionLanguage = .fts5, plan: SearchPlan, statements: [Statement],
+                 hitCount: Int) {
         self.parsedQuery = parsedQuery
         self.expression = expression
+        self.expressionLanguage = expressionLanguage
         self.plan = plan
         self.statements = statements
         self.hitCount = hitCount

@@ -6,7 +6,7 @@ import SearchIndex
 struct ExplainCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "explain",
-        abstract: "Show how a search runs: the parsed query, the plan, the SQL and SQLite's query plan.",
+        abstract: "Show how a search runs: the parsed query, the plan, the SQL and the database's query plan.",
         discussion: """
             Takes exactly the options of search. The search really runs (read-only), so the plan shown is the \
             one chosen for this index's statistics.
@@ -39,8 +39,8 @@ struct ExplainCommand: ParsableCommand {
     static func text(_ explanation: SearchExplanation) -> String {
         var lines = [
             "query: " + (explanation.parsedQuery.map(\.description) ?? "(none: search by place)"),
-            "fts5: " + (explanation.expression ?? "(none)"),
-            "plan: \(explanation.plan.rawValue) — \(explanation.plan.summary)",
+            "\(explanation.expressionLanguage.rawValue): " + (explanation.expression ?? "(none)"),
+            "plan: \(explanation.plan.rawValue) — \(explanation.plan.summary(for: explanation.expressionLanguage))",
             "hits: \(explanation.hitCount)",
         ]
         for (number, statement) in explanation.statements.enumerated() {
@@ -77,9 +77,18 @@ extension ExplainCommand {
 }
 
 extension SearchPlan {
-    /// One line on what the plan does, for people.
-    var summary: String {
-        switch self {
+    /// One line on what the plan does on a backend, for people.
+    func summary(for language: SearchExplanation.ExpressionLanguage) -> String {
+        if language == .tsquery {
+            // PostgreSQL narrows rows down with its indexes; Searchlight's ranking scores every row it returns.
+            return switch self {
+            case .text: "GIN finds the rows holding the words; each is scored by Searchlight's ranking"
+            case .nearest: "GiST circles growing around the point, refined by exact distance"
+            case .intersection: "the words within growing GiST circles, nearest first"
+            default: "GIN for the words and GiST for the place in one statement, refined by exact distance"
+            }
+        }
+        return switch self {
         case .text: "FTS5 alone, ranked and paged in SQL"
         case .nearest: "R-tree circles growing around the point, refined by exact distance"
         case .textThenPlace: "FTS5 matches first, then the place filter (the words are rarer)"

@@ -20,7 +20,9 @@ extension SearchExplanation {
     var json: JSONValue {
         .object([
             ("query", .optional(parsedQuery?.description)),
-            ("fts5", .optional(expression)),
+            // Every key on every backend, null where it does not apply: one shape for scripts.
+            ("fts5", .optional(expressionLanguage == .fts5 ? expression : nil)),
+            ("tsquery", .optional(expressionLanguage == .tsquery ? expression : nil)),
             ("plan", .string(plan.rawValue)),
             ("hits", .int(Int64(hitCount))),
             ("statements", .array(statements.map { statement in
