@@ -19,9 +19,11 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Reads a location URL.
-    public init(_ text: String) throws(PostgresIndexError) {
+    public init(_ given: String) throws(PostgresIndexError) {
+        // Errors repeat the location for the person at the terminal (and in JSON output): never its password.
+        let text = Self.redacted(given)
         guard Self.isPostgres(text) else { throw .invalidLocation(text, reason: "it does not start with postgres://") }
-        guard let components = URLComponents(string: text) else { throw .invalidLocation(text, reason: "it is not a URL") }
+        guard let components = URLComponents(string: given) else { throw .invalidLocation(text, reason: "it is not a URL") }
         guard let host = components.host, !host.isEmpty else { throw .invalidLocation(text, reason: "it names no host") }
         guard let user = components.user, !user.isEmpty else { throw .invalidLocation(text, reason: "it names no user") }
         let database = String(components.path.drop { $0 == "/" })
@@ -38,6 +40,15 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             where value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             throw .invalidLocation(text, reason: "its \(name) holds a control character")
         }
+    }
+
+    /// `text` with any password between `//user:` and `@` left out.
+    static func redacted(_ text: String) -> String {
+        guard let scheme = text.range(of: "://") else { return text }
+        let authority = text[scheme.upperBound..<(text[scheme.upperBound...].firstIndex(of: "/") ?? text.endIndex)]
+        // The last @ ends the user information: a password may hold an unencoded @ of its own.
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return text }
+        return String(text[..<colon]) + String(text[at...])
     }
 
     /// The location without its password, for messages and `status`.

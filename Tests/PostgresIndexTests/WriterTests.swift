@@ -187,6 +187,12 @@ struct WriterTests {
         for bad in ["postgres://h/d", "postgres://u@/d", "postgres://u@h", "postgres://u@h:0/d", "postgres://u@h:99999/d", "file.searchindex", "postgres://u@h/a/b", "postgres://u@h/d%00x", "postgres://u%0A@h/d"] {
             #expect(throws: PostgresIndexError.self, "\(bad)") { _ = try PostgresLocation(bad) }
         }
+        // A refused location is repeated without its password.
+        for secret in ["postgres://app:hunter2@db:99999/d", "postgres://app:hu@nter2@db/", "postgres://app:hunter2@/d"] {
+            do { _ = try PostgresLocation(secret); Issue.record("accepted \(secret)") } catch {
+                #expect(!error.description.contains("hunter2") && !error.description.contains("nter2"), "\(error)")
+            }
+        }
     }
 
     /// The error a body throws, or nil when it succeeds.
