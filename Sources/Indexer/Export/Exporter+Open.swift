@@ -48,15 +48,6 @@ extension Exporter {
         return try open(source, index: index, lock: lock, events: events)
     }
 
-    /// Opens the source's store and an exporter of it into `writer`, an index backend that enforces one
-    /// writer per store itself (a PostgreSQL database): the store is claimed there. `source.indexPath`
-    /// names the index in messages only.
-    public static func open(_ source: Source, writer: any IndexWriter, events: (IndexingEvent) -> Void = { _ in }) throws(ExportError) -> Exporter {
-        // An index file given this way is still written by one process at a time.
-        let lock = try (writer as? SearchIndex).map { index throws(ExportError) in try WriterLock(indexPath: index.path) }
-        return try open(source, index: writer, lock: lock, events: events)
-    }
-
     /// Opens the index at `indexPath` for writing, created with the permissions of the store at `storePath`:
     /// its read and write bits (setuid, sticky and execute never carry over), always readable and writable
     /// by the owner, so a store on read-only media still gets an index its exporter can write.

@@ -80,26 +80,6 @@ public final class Exporter {
                   batchSize: batchSize, lock: lock)
     }
 
-    /// Opens an exporter writing into `writer`, a backend that enforces one writer per store itself (a
-    /// PostgreSQL database): claims the store there, and fails naming the writer that holds it.
-    ///
-    /// - Parameters:
-    ///   - store: The app's store, opened read-only.
-    ///   - writer: The index, opened for writing.
-    ///   - configuration: What to index, resolved against the store's model.
-    ///   - functions: The functions `FUNCTION(x, 'name:')` may call in the configuration's expressions.
-    ///   - producers: Per entity name, code that reshapes or skips the item the configuration builds.
-    ///   - batchSize: Objects per index transaction.
-    public convenience init(store: PersistentStore, writer: any IndexWriter, configuration: ResolvedConfiguration,
-                            functions: FunctionRegistry = .standard, producers: [String: any ItemProducer] = [:],
-                            batchSize: Int = 1_000) throws(ExportError) {
-        // An index file given this way is still written by one process at a time.
-        let lock = try (writer as? SearchIndex).map { index throws(ExportError) in try WriterLock(indexPath: index.path) }
-        do { try writer.claim(storeUUID: store.metadata.storeUUID) } catch { throw .index(error) }
-        self.init(store: store, index: writer, configuration: configuration, functions: functions, producers: producers,
-                  batchSize: batchSize, lock: lock)
-    }
-
     /// An exporter writing under `lock`, or under a lock its owner holds (nil), or into a backend that
     /// enforces one writer per store itself (nil, the store claimed).
     init(store: PersistentStore, index: any IndexWriter, configuration: ResolvedConfiguration, functions: FunctionRegistry,

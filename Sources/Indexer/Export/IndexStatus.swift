@@ -29,6 +29,12 @@ public struct IndexStatus: Sendable {
         let stores = statistics.checkpoints.map { checkpoint -> Store in
             do {
                 let store = try PersistentStore(path: checkpoint.storePath)
+                // Another machine's store at the same path (an index many machines write), or a store replaced
+                // since: its history says nothing about this one's lag.
+                guard store.metadata.storeUUID.caseInsensitiveCompare(checkpoint.storeUUID) == .orderedSame else {
+                    return Store(checkpoint: checkpoint, problem: "the store at this path here is another one (UUID \(store.metadata.storeUUID)): "
+                                 + "this store was indexed from another machine, or replaced since")
+                }
                 return Store(checkpoint: checkpoint, newestTransaction: store.hasHistory ? try store.historyBounds().newest : nil)
             } catch {
                 return Store(checkpoint: checkpoint, problem: "\(error)")

@@ -42,7 +42,7 @@ final class Follower {
     deinit {
         lock?.release()
         // A backend's claims go with the run, at once: the next run (or another machine) may claim the stores.
-        if lock == nil { index.release() }
+        index.release()
     }
 
     /// Takes the index's writer lock, opens the index and every store; or, given `openWriter`, opens the
@@ -61,6 +61,21 @@ final class Follower {
             lock = try WriterLock(indexPath: indexPath)
             index = try Exporter.openIndex(indexPath, mirroring: first.path, busyTimeout: options.timing.busyTimeout)
         }
+        do throws(ExportError) {
+            let entries = try openExporters(stores, index: index, indexPath: indexPath, options: options, requiresHistory: requiresHistory,
+                                            rebuild: rebuild, send: send)
+            return Follower(index: index, lock: lock, entries: entries, options: options, send: send)
+        } catch {
+            // The stores claimed before the one that failed are given up now, not when the connection closes.
+            index.release()
+            lock?.release()
+            throw error
+        }
+    }
+
+    /// An exporter per store into `index`, each store claimed there.
+    private static func openExporters(_ stores: [IndexingService.Store], index: any IndexWriter, indexPath: String, options: IndexingService.Options,
+                                      requiresHistory: Bool, rebuild: Bool, send: @escaping @Sendable (IndexingEvent) -> Void) throws(ExportError) -> [Entry] {
         var entries: [Entry] = []
         for store in stores {
             let source = Exporter.Source(storePath: store.path, modelPath: store.modelPath, configuration: store.configuration, indexPath: indexPath,
@@ -75,7 +90,7 @@ final class Follower {
             }
             entries.append(Entry(source: source, exporter: exporter, rebuild: rebuild))
         }
-        return Follower(index: index, lock: lock, entries: entries, options: options, send: send)
+        return entries
     }
 
     /// Catches every store up once; a stop request ends it between batches.

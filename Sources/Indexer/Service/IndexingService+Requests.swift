@@ -67,8 +67,9 @@ extension IndexingService {
                 do {
                     let index = try openWriter()
                     defer { index.release() }
-                    let uuids = Set(try stores.map { try PersistentStore(path: $0.path, modelPath: $0.modelPath).metadata.storeUUID })
-                    for checkpoint in try index.checkpoints() where uuids.contains(checkpoint.storeUUID) {
+                    // A store file that is gone cannot say its UUID: its items stay (a path alone may be another machine's).
+                    let uuids = Set(stores.compactMap { try? PersistentStore(path: $0.path, modelPath: $0.modelPath).metadata.storeUUID.uppercased() })
+                    for checkpoint in try index.checkpoints() where uuids.contains(checkpoint.storeUUID.uppercased()) {
                         _ = try index.removeStore(uuid: checkpoint.storeUUID)
                     }
                 } catch {
