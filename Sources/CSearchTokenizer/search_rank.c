@@ -296,7 +296,8 @@ static int value_starts(const char *lengths, int sized, int column, int size, se
     while (*cursor && *cursor != '|') {
         char *end = NULL;
         long length = strtol(cursor, &end, 10);
-        if (end == cursor || length < 0 || length > size) { data->starts[0] = 0; return 1; }
+        // Against what is left of the column: the starts never pass its size, nor overflow.
+        if (end == cursor || length < 0 || length > size - position) { data->starts[0] = 0; return 1; }
         if (!reserve((void **)&data->starts, &data->startsCapacity, count + 1, sizeof(int))) { data->starts[0] = 0; return 1; }
         starts = data->starts;
         starts[count++] = position;
@@ -317,7 +318,8 @@ static int value_of(const int *starts, int count, int position) {
     return low;
 }
 
-double searchlight_scorer_bound(const searchlight_scorer *scorer, double rank) {
+// The best score a row of this static rank can reach in the query (top-k pruning's bound).
+static double searchlight_scorer_bound(const searchlight_scorer *scorer, double rank) {
     const double k1 = 1.2;
     double importance = log10(1 + (rank > 0 && isfinite(rank) ? rank : 0));
     double whole = 1000.0 + 1.0 + importance, partial = scorer->idfSum * (k1 + 1.0) * (1.0 + 0.05 * importance);
@@ -347,6 +349,9 @@ int searchlight_scorer_score(searchlight_scorer *data, const searchlight_instanc
     for (int column = 0; column < TEXT_COLUMNS; column++) {
         int size = sizes[column];
         if (size <= 0) continue;
+        // A size read from another store's row (PostgreSQL's position counts) is bounded as value lengths
+        // are: the covered-position map below is as large as the column.
+        if (size > MAXIMUM_READ_SIZE) size = MAXIMUM_READ_SIZE;
         int hits = 0;
         for (int i = 0; i < instanceCount; i++) if (instances[i].column == column) hits++;
         if (hits == 0) continue;

@@ -104,9 +104,6 @@ void searchlight_scorer_free(searchlight_scorer *scorer);
 int searchlight_scorer_score(searchlight_scorer *scorer, const searchlight_instance *instances, int instanceCount,
                              const int *sizes, int sized, const char *lengths, double rank, const double *weights, double *result);
 
-/// The best score a row of this static rank can reach in the query (top-k pruning's bound).
-double searchlight_scorer_bound(const searchlight_scorer *scorer, double rank);
-
 /// Reads the four column sizes from value lengths in the current format; 1 when they were read, 0 when
 /// they are missing, in the first format, or implausible.
 int searchlight_value_lengths_sizes(const char *lengths, int *sizes);
