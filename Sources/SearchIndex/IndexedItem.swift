@@ -109,8 +109,9 @@ public struct IndexBatch: Sendable {
     /// The upserts prepared ahead, when the batch was made from prepared items (and not changed since).
     private(set) var prepared: [PreparedItem]?
 
-    /// The upserts prepared (joined, encoded, tokenized): ahead when the batch was made so, here otherwise.
-    package var preparedUpserts: [PreparedItem] { prepared ?? upserts.map(PreparedItem.init) }
+    /// The upserts prepared ahead when the batch was made so; otherwise prepared here, untokenized: the
+    /// writer tokenizes only what it writes (an unchanged item never).
+    package var preparedUpserts: [PreparedItem] { prepared ?? upserts.map { PreparedItem($0, tokenized: false) } }
     /// URIs to remove.
     public var deletes: [String]
     /// The checkpoint the batch brings the store to.

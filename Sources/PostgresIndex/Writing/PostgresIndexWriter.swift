@@ -252,7 +252,7 @@ public final class PostgresIndexWriter: IndexWriter {
     func write(_ batch: IndexBatch, tokens: inout [String: Int64?]) async throws(PostgresIndexError) -> BatchResult {
         let storeUUID = batch.checkpoint.storeUUID
         let generation = try await lockCheckpoint(storeUUID, tokens: tokens)
-        if let foreign = (batch.preparedUpserts.map(\.item.uri) + batch.deletes).first(where: { !Self.belongs($0, to: storeUUID) }) {
+        if let foreign = (batch.upserts.map(\.uri) + batch.deletes).first(where: { !Self.belongs($0, to: storeUUID) }) {
             throw .search(.invalidBatch(reason: "\(foreign) is not an object of store \(storeUUID), whose checkpoint the batch carries"))
         }
 

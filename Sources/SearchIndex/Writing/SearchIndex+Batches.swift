@@ -45,7 +45,7 @@ extension SearchIndex {
         }
         let mark = batch.marksRebuild ? try db.cachedStatement(sql: "INSERT OR IGNORE INTO rebuild_marks (id, store_id) VALUES (?, ?)") : nil
         // Items prepared ahead by the caller, or here, untokenized: an unchanged item is never tokenized.
-        let prepared = batch.prepared ?? batch.upserts.map { PreparedItem($0, tokenized: false) }
+        let prepared = batch.preparedUpserts
         // An unfinished export's terms are discarded below: not collecting them at all saves a hash per token.
         let pausesTerms = batch.checkpoint.exportState != nil
         if let offers = statements.tokenOffers, pausesTerms { searchlight_pause_terms(offers, 1) }
