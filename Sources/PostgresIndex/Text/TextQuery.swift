@@ -24,6 +24,10 @@ struct TextQuery {
     /// Tokens matched as typed, and prefixes: the lexemes a row's positions are read for.
     let exactLexemes: [String]
     let prefixes: [String]
+    /// The `tsquery` text: every required group (its phrases as alternatives), and none of the excluded
+    /// phrases; nil when some group can match nothing (all its phrases are empty). Made once per query:
+    /// a nearest search runs its statement once per circle.
+    let tsquery: String?
 
     init(_ parsed: ParsedQuery) {
         var phrases: [Phrase] = []
@@ -44,11 +48,10 @@ struct TextQuery {
         }
         exactLexemes = exact.sorted()
         self.prefixes = prefixes.sorted()
+        tsquery = Self.tsquery(of: phrases, groupCount: groupCount)
     }
 
-    /// The `tsquery` text: every required group (its phrases as alternatives), and none of the excluded
-    /// phrases; nil when some group can match nothing (all its phrases are empty).
-    var tsquery: String? {
+    private static func tsquery(of phrases: [Phrase], groupCount: Int) -> String? {
         var groups: [String] = []
         for group in 0..<groupCount {
             let alternatives = phrases.filter { $0.group == group }.compactMap(Self.tsquery(of:))
