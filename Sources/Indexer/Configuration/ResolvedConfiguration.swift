@@ -99,7 +99,7 @@ public struct ResolvedConfiguration: Sendable {
                 + (plan.attributes.isEmpty ? "" : " attributes " + plan.attributes.map(\.name).joined(separator: ","))
                 + "\n"
         }
-        digest = Self.fnv1a(canonical)
+        digest = FNV1a.hex(canonical)
         keyPathsByEntity = plans.mapValues { plan in Self.keyPaths(of: plan, plans: plans, model: model) }
     }
 
@@ -248,12 +248,6 @@ public struct ResolvedConfiguration: Sendable {
             displayName: display?.name ?? "'\(entity)'", title: nil, text: text, keywords: nil,
             latitude: latitude.flatMap { _ in longitude != nil ? latitude?.name : nil },
             longitude: longitude.flatMap { _ in latitude != nil ? longitude?.name : nil }, date: date?.name, rank: nil)
-    }
-
-    static func fnv1a(_ text: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return String(hash, radix: 16)
     }
 }
 

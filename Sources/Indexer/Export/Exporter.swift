@@ -93,7 +93,7 @@ public final class Exporter {
         roots = configuration.model.entities.filter { $0.superentityName == nil }.map(\.name).filter { root in
             configuration.model.hierarchy(from: root).contains { configuration.plans[$0] != nil }
         }
-        configurationDigest = producers.isEmpty ? configuration.digest : ResolvedConfiguration.fnv1a(configuration.digest + " " + builder.producerDigest)
+        configurationDigest = producers.isEmpty ? configuration.digest : FNV1a.hex(configuration.digest + " " + builder.producerDigest)
         configurationJSON = configuration.stored.json
         entityParents = Dictionary(store.model.entities.compactMap { entity in entity.superentityName.map { (entity.name, $0) } },
                                    uniquingKeysWith: { first, _ in first })

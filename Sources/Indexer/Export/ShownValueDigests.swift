@@ -126,7 +126,7 @@ struct ShownValueDigests: Sendable {
                 parts.append(suffix.joined(separator: ".") + "=" + values.joined(separator: "\u{1F}"))
             }
         }
-        return ResolvedConfiguration.fnv1a(parts.joined(separator: "\u{1E}")) + "-\(parts.reduce(0) { $0 + $1.utf8.count })"
+        return FNV1a.hex(parts.joined(separator: "\u{1E}")) + "-\(parts.reduce(0) { $0 + $1.utf8.count })"
     }
 
     /// The values at the end of a key path from `object` (related objects by URI, to-many in key order), the

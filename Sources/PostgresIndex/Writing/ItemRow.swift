@@ -32,17 +32,7 @@ struct ItemRow {
         let fields = [item.entity, item.displayName, item.title, text, keywords, item.latitude.map { "\($0)" } ?? "",
                       item.longitude.map { "\($0)" } ?? "", item.date.map { "\($0.timeIntervalSinceReferenceDate)" } ?? "",
                       "\(item.rank)", attributes]
-        digest = Self.fnv1a(fields.joined(separator: "\u{1E}"))
-    }
-
-    /// A 64-bit FNV-1a digest, in hex: equal items always agree, and a change is missed once in 2⁶⁴.
-    static func fnv1a(_ text: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0100_0000_01b3
-        }
-        return String(hash, radix: 16)
+        digest = FNV1a.hex(fields.joined(separator: "\u{1E}"))
     }
 
     /// Changes to the ranking's statistics: items and each column's positions.
