@@ -53,6 +53,10 @@ public final class PostgresIndex: Sendable {
         do {
             return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         } catch {
+            // Classes 28 (authorization) and 3D (no such database): the location is wrong, not the network.
+            if let state = (error as? PSQLError)?.serverInfo?[.sqlState], state.hasPrefix("28") || state.hasPrefix("3D") {
+                throw .refused(location: location.description, reason: Self.reason(error))
+            }
             throw .unreachable(location: location.description, reason: Self.reason(error))
         }
     }

@@ -6,8 +6,10 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
     case invalidLocation(String, reason: String)
     /// This build has no PostgreSQL backend (it was built without the `PostgreSQL` trait).
     case notBuilt
-    /// The server could not be reached or refused the connection.
+    /// The server could not be reached.
     case unreachable(location: String, reason: String)
+    /// The server refused the location's user, password or database: trying again will not help.
+    case refused(location: String, reason: String)
     /// The server refused a statement.
     case server(message: String, sqlState: String?)
     /// The connection broke mid-statement (the server restarted, crashed or was shut down): the transaction
@@ -37,6 +39,8 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
             return "this build has no PostgreSQL backend; build it with `swift build --traits PostgreSQL`"
         case .unreachable(let location, let reason):
             return "cannot connect to \(location): \(reason); check that the server runs and accepts this user"
+        case .refused(let location, let reason):
+            return "PostgreSQL at \(location) refused the connection: \(reason); check the user, password and database the location names"
         case .server(let message, let state):
             return "PostgreSQL refused a statement: \(message)" + (state.map { " (SQLSTATE \($0))" } ?? "")
         case .connectionLost(let reason):

@@ -147,6 +147,12 @@ struct WriterTests {
         let closed = try PostgresLocation("postgres://nobody@127.0.0.1:\(try PostgresCluster.freePort())/none")
         let unreachable = await Self.failure { _ = try await PostgresIndex.open(closed, creating: false) }
         guard case .unreachable? = unreachable else { Issue.record("connected to a closed port: \(String(describing: unreachable))"); return }
+        // A database or role the server does not have is the location's mistake, not the network's: no retry helps.
+        for wrong in [cluster.url("nosuchdatabase"), "postgres://nosuchrole@127.0.0.1:\(cluster.port)/searchlight"] {
+            let refused = await Self.failure { _ = try await PostgresIndex.open(try PostgresLocation(wrong), creating: false) }
+            guard case .refused? = refused else { Issue.record("\(wrong): \(String(describing: refused))"); continue }
+            #expect(refused?.description.contains("check the user, password and database") == true)
+        }
     }
 
     @Test("a streaming replica answers searches and shows, per store, the token it has replayed")

@@ -125,7 +125,7 @@ func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
         return (error.commandLineMessage, status)
     case let error as PostgresIndexError:
         let status: ExitStatus = switch error {
-        case .invalidLocation, .notBuilt, .unsupported: .usage
+        case .invalidLocation, .notBuilt, .unsupported, .refused: .usage
         case .unreachable, .connectionLost, .writerActive, .checkpointMoved: .temporaryFailure
         case .notAnIndex: .noInput
         case .schemaTooNew: .dataError
