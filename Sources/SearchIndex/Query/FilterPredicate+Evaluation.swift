@@ -1,0 +1,149 @@
+import Foundation
+
+extension FilterPredicate {
+    /// Whether an item with these attribute values passes the filter, decided in Swift exactly as the
+    /// SQLite index's SQL decides it (``sql(correlated:)``): for a backend that cannot run that SQL.
+    ///
+    /// A comparison passes when one of the attribute's values satisfies it; `!=` is "not `==`" (an item
+    /// without the attribute passes); `== nil` passes an item without the attribute. Text compares as
+    /// SQLite's BINARY collation does (UTF-8 bytes), after `[c]`/`[d]` folding; a string that reads as an
+    /// ISO-8601 date also compares with date values. Values that are not finite are never stored, so they
+    /// never match.
+    package func isSatisfied(by attributes: [String: [FilterValue]]) -> Bool {
+        switch self {
+        case .constant(let value):
+            return value
+        case .not(let inner):
+            return !inner.isSatisfied(by: attributes)
+        case .and(let parts):
+            return parts.allSatisfy { $0.isSatisfied(by: attributes) }
+        case .or(let parts):
+            return parts.contains { $0.isSatisfied(by: attributes) }
+        case .comparison(let attribute, let comparison, let options, let values):
+            if comparison == .notEqual {
+                return !FilterPredicate.comparison(attribute: attribute, operator: .equal, options: options, values: values).isSatisfied(by: attributes)
+            }
+            let stored = (attributes[attribute] ?? []).filter(\.isFinite)
+            if values == [.null] { return stored.isEmpty }
+            return stored.contains { Self.holds(comparison, options: options, values: values, for: $0) }
+        }
+    }
+
+    /// Whether one attribute value satisfies a comparison (the SQL's condition on one attribute row).
+    private static func holds(_ comparison: Operator, options: Options, values: [Literal], for value: FilterValue) -> Bool {
+        func fold(_ string: String) -> String { SearchIndex.fold(string, options: options.rawValue) }
+        let text = value.textColumn.map(fold)
+        switch comparison {
+        case .in:
+            return values.contains { holds(.equal, options: options, values: [$0], for: value) }
+        case .between:
+            guard values.count == 2 else { return false }
+            switch (values[0], values[1], value) {
+            case (.number(let low), .number(let high), .number(let number)):
+                return low <= number && number <= high
+            case (.date(let low), .date(let high), .date(let date)):
+                return low.timeIntervalSinceReferenceDate <= date.timeIntervalSinceReferenceDate
+                    && date.timeIntervalSinceReferenceDate <= high.timeIntervalSinceReferenceDate
+            case (.string(let low), .string(let high), _):
+                if let from = PredicateParser.date(low), let to = PredicateParser.date(high), case .date(let date) = value {
+                    let seconds = date.timeIntervalSinceReferenceDate
+                    return from.timeIntervalSinceReferenceDate <= seconds && seconds <= to.timeIntervalSinceReferenceDate
+                }
+                guard let text else { return false }
+                return !Self.bytes(text, precede: fold(low)) && !Self.bytes(fold(high), precede: text)
+            default:
+                return false
+            }
+        case .beginsWith, .endsWith, .contains, .like, .matches:
+            guard case .string(let raw) = values.first, let text else { return false }
+            let pattern = fold(raw)
+            switch comparison {
+            case .beginsWith: return text.utf8.starts(with: pattern.utf8)
+            case .endsWith: return text.utf8.reversed().starts(with: pattern.utf8.reversed())
+            case .contains: return pattern.isEmpty || Self.bytes(of: text, contain: pattern)
+            case .like: return Self.wildcard(Array(pattern.unicodeScalars), matches: Array(text.unicodeScalars))
+            default:
+                guard let regex = try? Regex(pattern) else { return false }
+                return (try? regex.wholeMatch(in: text)) != nil
+            }
+        case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
+            switch (values.first, value) {
+            case (.number(let literal)?, .number(let number)):
+                return compare(number, literal, comparison)
+            case (.date(let literal)?, .date(let date)):
+                return compare(date.timeIntervalSinceReferenceDate, literal.timeIntervalSinceReferenceDate, comparison)
+            case (.string(let raw)?, _):
+                if case .date(let date) = value {
+                    guard let literal = PredicateParser.date(raw) else { return false }
+                    return compare(date.timeIntervalSinceReferenceDate, literal.timeIntervalSinceReferenceDate, comparison)
+                }
+                guard let text else { return false }
+                let literal = fold(raw)
+                let order: Int = Self.bytes(text, precede: literal) ? -1 : Self.bytes(literal, precede: text) ? 1 : 0
+                return compare(order, 0, comparison)
+            default:
+                return false
+            }
+        }
+    }
+
+    private static func compare<Value: Comparable>(_ value: Value, _ literal: Value, _ comparison: Operator) -> Bool {
+        switch comparison {
+        case .equal: value == literal
+        case .notEqual: value != literal
+        case .less: value < literal
+        case .lessOrEqual: value <= literal
+        case .greater: value > literal
+        case .greaterOrEqual: value >= literal
+        default: false
+        }
+    }
+
+    /// SQLite's BINARY order: UTF-8 bytes, a prefix first.
+    private static func bytes(_ a: String, precede b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
+    /// Whether `needle`'s UTF-8 bytes occur in `text`'s (as `instr` looks).
+    private static func bytes(of text: String, contain needle: String) -> Bool {
+        let haystack = Array(text.utf8), needle = Array(needle.utf8)
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { start in haystack[start..<(start + needle.count)].elementsEqual(needle) }
+    }
+
+    /// NSPredicate's LIKE as the SQLite index runs it (through ``glob(_:)``): `*` any scalars, `?` one,
+    /// a backslash takes the next scalar literally (a trailing one is dropped).
+    static func wildcard(_ pattern: [Unicode.Scalar], matches text: [Unicode.Scalar]) -> Bool {
+        enum Token: Equatable { case scalar(Unicode.Scalar), one, any }
+        var tokens: [Token] = []
+        var escaped = false
+        for scalar in pattern {
+            if escaped { tokens.append(.scalar(scalar)); escaped = false; continue }
+            switch scalar {
+            case "\\": escaped = true
+            case "*": tokens.append(.any)
+            case "?": tokens.append(.one)
+            default: tokens.append(.scalar(scalar))
+            }
+        }
+        // Greedy with one backtrack point: the last `*` seen (linear in practice, never exponential).
+        var (t, s) = (0, 0)
+        var star: (token: Int, scalar: Int)?
+        while s < text.count {
+            if t < tokens.count, tokens[t] == .one || tokens[t] == .scalar(text[s]) {
+                t += 1
+                s += 1
+            } else if t < tokens.count, tokens[t] == .any {
+                star = (t, s)
+                t += 1
+            } else if let last = star {
+                star = (last.token, last.scalar + 1)
+                (t, s) = (last.token + 1, last.scalar + 1)
+            } else {
+                return false
+            }
+        }
+        while t < tokens.count, tokens[t] == .any { t += 1 }
+        return t == tokens.count
+    }
+}

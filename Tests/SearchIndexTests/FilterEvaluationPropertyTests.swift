@@ -1,0 +1,102 @@
+import Foundation
+@testable import SearchIndex
+import SeededRandom
+import Testing
+
+/// A filter decided in Swift (``FilterPredicate/isSatisfied(by:)``, what the PostgreSQL backend runs) keeps
+/// exactly the items the SQLite index's SQL keeps, for random predicates over random attribute values.
+@Suite("Filter evaluation properties")
+struct FilterEvaluationPropertyTests {
+    static let names = ["a", "b", "c"]
+    static let strings = ["Tokyo", "tokyo", "Tōkyō", "TOKYO", "kyo", "Kyō", "abc", "ab*c", "a?c", "a\\c", "", "2024-05-10",
+                          "2024-05-10T14:14:07Z", "é", "e\u{301}", "Z", "東京", "ß", "SS", "x[y]"]
+    static let numbers: [Double] = [-1, 0, 1, 2.5, 10, 1e9]
+    static let dates = ["2024-05-10T00:00:00Z", "2024-05-10T14:14:07Z", "2001-01-01T00:00:00Z"].compactMap(PredicateParser.date)
+
+    static func randomValue(_ generator: inout SeededGenerator) -> FilterValue {
+        switch Int.random(in: 0..<3, using: &generator) {
+        case 0: .string(strings.randomElement(using: &generator) ?? "")
+        case 1: .number(numbers.randomElement(using: &generator) ?? 0)
+        default: .date(dates.randomElement(using: &generator) ?? Date(timeIntervalSinceReferenceDate: 0))
+        }
+    }
+
+    static func randomLiteral(_ generator: inout SeededGenerator) -> String {
+        switch Int.random(in: 0..<7, using: &generator) {
+        case 0, 1:
+            let text = strings.randomElement(using: &generator) ?? ""
+            return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        case 2: return "\(numbers.randomElement(using: &generator) ?? 0)"
+        case 3: return "CAST('\(["2024-05-10T14:14:07Z", "2024-05-10T00:00:00Z", "2001-01-01T00:00:00Z"].randomElement(using: &generator) ?? "")', 'NSDate')"
+        case 4: return "'2024-05-1\(Int.random(in: 0...1, using: &generator))'"
+        case 5: return ["\"*kyo\"", "\"t?kyo\"", "\"T*\"", "\"a\\\\*c\"", "\".*ky.*\"", "\"[a-z]+\""].randomElement(using: &generator) ?? "\"\""
+        default: return ["nil", "YES", "NO"].randomElement(using: &generator) ?? "nil"
+        }
+    }
+
+    static func randomPredicate(_ generator: inout SeededGenerator, depth: Int = 0) -> String {
+        let roll = Int.random(in: 0..<10, using: &generator)
+        if depth < 2 && roll < 3 {
+            let joiner = ["AND", "OR", "&&", "||"].randomElement(using: &generator) ?? "AND"
+            return "(\(randomPredicate(&generator, depth: depth + 1)) \(joiner) \(randomPredicate(&generator, depth: depth + 1)))"
+        }
+        if depth < 2 && roll == 3 { return "NOT (\(randomPredicate(&generator, depth: depth + 1)))" }
+        let name = names.randomElement(using: &generator) ?? "a"
+        let options = ["", "", "[c]", "[d]", "[cd]"].randomElement(using: &generator) ?? ""
+        switch Int.random(in: 0..<14, using: &generator) {
+        case 0: return "\(name) BETWEEN {\(randomLiteral(&generator)), \(randomLiteral(&generator))}"
+        case 1: return "\(name) IN {\(randomLiteral(&generator)), \(randomLiteral(&generator))}"
+        case 2: return "\(name) == nil"
+        case 3: return "\(name) != nil"
+        default:
+            let comparison = ["==", "!=", "<", "<=", ">", ">=", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES"].randomElement(using: &generator) ?? "=="
+            return "\(name) \(comparison)\(options) \(randomLiteral(&generator))"
+        }
+    }
+
+    @Test("2,000 random predicates over 60 items with random values: Swift keeps what SQLite keeps")
+    func swiftMatchesSQLite() throws {
+        var generator = SeededGenerator(seed: 16)
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("f.searchindex").path, mode: .readWrite(permissions: nil))
+        var items: [IndexedItem] = []
+        for key in 0..<60 {
+            var item = IndexFixtures.item(key, "Item \(key)")
+            for name in Self.names where key < 3 || Bool.random(using: &generator) {
+                item.attributes[name] = (0..<Int.random(in: 1...3, using: &generator)).map { _ in Self.randomValue(&generator) }
+            }
+            items.append(item)
+        }
+        try index.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
+        var compared = 0, informative = 0
+        for _ in 0..<2_000 {
+            let text = Self.randomPredicate(&generator)
+            let predicate: FilterPredicate
+            do { predicate = try PredicateParser.parse(text) } catch { continue }  // a usage error (a bad regex, a LIKE on a number)
+            var request = SearchRequest(query: nil)
+            request.filter = text
+            request.limit = 1_000
+            let sqlite = Set(try index.search(request).hits.map(\.uri))
+            let swift = Set(items.filter { predicate.isSatisfied(by: $0.attributes) }.map(\.uri))
+            #expect(sqlite == swift, "\(text): SQLite only \(sqlite.subtracting(swift).sorted()), Swift only \(swift.subtracting(sqlite).sorted())")
+            compared += 1
+            if !swift.isEmpty && swift.count < items.count { informative += 1 }
+        }
+        #expect(compared > 1_500)
+        #expect(informative > compared / 3, "most predicates should keep some items and drop others")
+    }
+
+    @Test("LIKE's wildcards: star, question mark, escapes, a trailing backslash")
+    func wildcards() {
+        func like(_ pattern: String, _ text: String) -> Bool { FilterPredicate.wildcard(Array(pattern.unicodeScalars), matches: Array(text.unicodeScalars)) }
+        #expect(like("*", ""))
+        #expect(like("t*o", "tokyo"))
+        #expect(!like("t*x", "tokyo"))
+        #expect(like("t?kyo", "tokyo"))
+        #expect(!like("t?kyo", "tkyo"))
+        #expect(like("a\\*c", "a*c"))
+        #expect(!like("a\\*c", "abc"))
+        #expect(like("ab\\", "ab"))
+        #expect(like("*a*b*c*", "xxaxxbxxcxx"))
+        #expect(like("東*", "東京"))
+    }
+}
