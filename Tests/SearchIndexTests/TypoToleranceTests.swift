@@ -71,12 +71,22 @@ struct TypoToleranceTests {
                 }
             }
             let word = String(String.UnicodeScalarView(query))
-            let allowed = TypoExpander.allowedEdits(for: word)
+            let allowed = TypoPlan.allowedEdits(for: word)
             guard allowed > 0, let first = query.first else { continue }
             for isPrefix in [false, true] {
                 let found = try index.read { db in
                     var expander = TypoExpander(db)
                     return try expander.expansions(of: word, isPrefix: isPrefix, maximumEdits: allowed, limit: .max)
+                }
+                // Another backend walks only the word's window of terms, held in memory: the same expansions.
+                for edits in [allowed, QuerySuggestion.edits(for: word)] {
+                    let window = try #require(TermWindow(word: word, isPrefix: isPrefix, edits: edits))
+                    var windowed = TypoExpander(terms: SortedTerms(terms.compactMap { window.entry(for: String(String.UnicodeScalarView($0))) }))
+                    let all = try index.read { db in
+                        var expander = TypoExpander(db)
+                        return try expander.expansions(of: word, isPrefix: isPrefix, maximumEdits: edits, limit: .max)
+                    }
+                    #expect(try windowed.expansions(of: word, isPrefix: isPrefix, maximumEdits: edits, limit: .max) == all, "\(word)\(isPrefix ? "*" : "") within \(edits)")
                 }
                 if isPrefix {
                     // Each term is covered by the expansions iff one of its prefixes is within the edits.
@@ -108,7 +118,7 @@ struct TypoToleranceTests {
         var typoHits = 0
         for _ in 0..<200 {
             let word = words.randomElement(using: &generator) ?? "abcde"
-            guard TypoExpander.allowedEdits(for: word) > 0 else { continue }
+            guard TypoPlan.allowedEdits(for: word) > 0 else { continue }
             let tolerant = try index.search(SearchRequest(query: word, limit: 1_000)).hits
             var exactRequest = SearchRequest(query: word, limit: 1_000)
             exactRequest.typoTolerance = false

@@ -9,7 +9,7 @@ import GRDBSQLite
 /// of ``minimumLength`` scalars or more) in a B-tree, where a probe is one seek. The tokenizer hands the
 /// writer each batch's new terms (``saveNewTerms(_:)``); terms of deleted items stay until
 /// ``refresh(_:)`` (a rebuild's end) and match nothing meanwhile, so expansions are checked against FTS5.
-struct TermDictionary {
+struct TermDictionary: TermSource {
     /// Terms shorter than this are not kept: a 5-letter word with one edit matches 4-letter terms at the shortest.
     static let minimumLength = Int(SEARCHLIGHT_TYPO_MINIMUM_TERM)
 
@@ -53,39 +53,6 @@ struct TermDictionary {
             }
         }
         return scalars
-    }
-
-    /// The characters that follow `prefix` in some term, in order, and whether `prefix` is itself a term:
-    /// one seek per child (a skip-scan of the B-tree).
-    mutating func children(of prefix: [Unicode.Scalar]) throws -> (scalars: [Unicode.Scalar], isTerm: Bool) {
-        var scalars: [Unicode.Scalar] = []
-        var isTerm = false
-        var key = prefix
-        while let term = try term(atOrAfter: key), term.starts(with: prefix) {
-            if term.count == prefix.count {
-                isTerm = true
-                key = prefix + [Unicode.Scalar(1)]  // past the term itself: no term holds a control character
-                continue
-            }
-            let child = term[prefix.count]
-            scalars.append(child)
-            guard let next = Self.successor(of: child) else { break }
-            key = prefix + [next]
-        }
-        return (scalars, isTerm)
-    }
-
-    /// Whether some term starts with `prefix` (or is exactly it, with `exactly`).
-    mutating func contains(_ prefix: [Unicode.Scalar], exactly: Bool) throws -> Bool {
-        guard let term = try term(atOrAfter: prefix) else { return false }
-        return exactly ? term == prefix : term.starts(with: prefix)
-    }
-
-    /// The next scalar value, skipping surrogates; nil after the last.
-    static func successor(of scalar: Unicode.Scalar) -> Unicode.Scalar? {
-        var value = scalar.value + 1
-        if value == 0xD800 { value = 0xE000 }
-        return Unicode.Scalar(value)
     }
 
     // MARK: Writing

@@ -19,25 +19,18 @@ public struct TypoExpansion: Sendable, Hashable {
 /// two; a transposition of neighbours is one edit; the first letter is never taken for a typo, which
 /// keeps the walk to one branch of the trie and keeps `paris` from matching `baris`; words with a digit
 /// match only as typed.
-struct TypoExpander {
-    /// The edits a word may be away from a term: by its length, and none for a word with a digit (`A380`
-    /// and `A320`, `town999` and `town998` are different things, not typos of each other).
-    static func allowedEdits(for word: String) -> Int {
-        let scalars = word.unicodeScalars
-        guard !scalars.contains(where: { $0.properties.numericType != nil }) else { return 0 }
-        let length = scalars.count
-        return length >= 9 ? 2 : length >= 5 ? 1 : 0
-    }
+package struct TypoExpander<Terms: TermSource> {
+    /// The terms walked.
+    package var dictionary: Terms
 
-    var dictionary: TermDictionary
-
-    init(_ db: Database) {
-        dictionary = TermDictionary(db)
+    /// An expander over a set of terms.
+    package init(terms: Terms) {
+        dictionary = terms
     }
 
     /// Terms (or, for a prefix, term prefixes) within `maximumEdits` of `word`, fewest edits first, the
     /// word itself left out; at most `limit`.
-    mutating func expansions(of word: String, isPrefix: Bool, maximumEdits: Int, limit: Int) throws -> [TypoExpansion] {
+    package mutating func expansions(of word: String, isPrefix: Bool, maximumEdits: Int, limit: Int) throws -> [TypoExpansion] {
         let query = Array(word.unicodeScalars)
         guard maximumEdits > 0, let first = query.first, limit > 0 else { return [] }
         var found: [[Unicode.Scalar]: Int] = [:]
@@ -77,7 +70,7 @@ struct TypoExpander {
         }
 
         /// Visits a node; `covered` is the edits of the prefix expansion above it, if any (prefix mode).
-        mutating func visit(prefix: [Unicode.Scalar], row: [Int], previous: [Int], covered: Int = .max, dictionary: inout TermDictionary,
+        mutating func visit(prefix: [Unicode.Scalar], row: [Int], previous: [Int], covered: Int = .max, dictionary: inout Terms,
                             found: inout [[Unicode.Scalar]: Int]) throws {
             guard let best = row.min(), best <= maximumEdits else { return }
             let distance = row[query.count]
@@ -118,5 +111,12 @@ struct TypoExpander {
         private func record(_ term: [Unicode.Scalar], _ edits: Int, in found: inout [[Unicode.Scalar]: Int]) {
             found[term] = min(found[term] ?? edits, edits)
         }
+    }
+}
+
+extension TypoExpander where Terms == TermDictionary {
+    /// An expander over the SQLite index's term dictionary.
+    init(_ db: Database) {
+        self.init(terms: TermDictionary(db))
     }
 }
