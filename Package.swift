@@ -135,7 +135,7 @@ let package = Package(
         // Starts its own PostgreSQL clusters on 127.0.0.1 (initdb, pg_ctl); compiled only with the PostgreSQL trait.
         .testTarget(
             name: "PostgresIndexTests",
-            dependencies: ["TestScratch", "PostgresIndex", "SearchIndex", "Indexer", "CoreDataStore", "CoreDataStoreWriter", "searchctl"]),
+            dependencies: ["TestScratch", "PostgresIndex", "SearchIndex", "Indexer", "CoreDataStore", "CoreDataStoreWriter", "searchctl", "SeededRandom"]),
         .testTarget(
             name: "searchctlTests",
             dependencies: ["TestScratch", "CoreDataStore", "CoreDataStoreWriter", "searchctl"]),

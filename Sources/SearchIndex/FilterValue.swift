@@ -11,7 +11,7 @@ public enum FilterValue: Sendable, Hashable {
     case date(Date)
 
     /// How the index stores the kind (the `kind` column of `item_attributes`).
-    var kindCode: Int {
+    package var kindCode: Int {
         switch self {
         case .string: 0
         case .number: 1
@@ -23,7 +23,7 @@ public enum FilterValue: Sendable, Hashable {
     public var isFinite: Bool { numberColumn?.isFinite ?? true }
 
     /// The numeric column: the number, or the date's seconds since 2001 (Core Data's reference date).
-    var numberColumn: Double? {
+    package var numberColumn: Double? {
         switch self {
         case .string: nil
         case .number(let number): number
@@ -32,7 +32,7 @@ public enum FilterValue: Sendable, Hashable {
     }
 
     /// The text column.
-    var textColumn: String? {
+    package var textColumn: String? {
         if case .string(let text) = self { return text }
         return nil
     }

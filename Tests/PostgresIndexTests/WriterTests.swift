@@ -1,6 +1,7 @@
 #if PostgreSQL
 import Foundation
 @testable import PostgresIndex
+import PostgresNIO
 import SearchIndex
 import Testing
 
@@ -107,7 +108,7 @@ struct WriterTests {
         await index.close()
     }
 
-    @Test("a schema-1 database is migrated to schema 2 by the first writer, its checkpoints kept")
+    @Test("a schema-1 database is migrated to the current schema by the first writer, its checkpoints kept")
     func migration() async throws {
         guard let cluster = try Self.cluster() else { return }
         defer { cluster.stop() }
@@ -127,12 +128,45 @@ struct WriterTests {
         #expect(try await reader.checkpoint(storeUUID: "S")?.token == 7)
         await reader.close()
         let index = try await PostgresIndex.open(location, creating: true)
-        #expect(try await index.statistics().schemaVersion == 2)
+        #expect(try await index.statistics().schemaVersion == PostgresIndex.schemaVersion)
         let writer = try await PostgresIndexWriter.open(index, storeUUID: "S")
         try await writer.beginRebuild(storeUUID: "S")
         #expect(try await writer.apply(Self.batch("S", token: 8, upserts: [Self.item("S", 1, "after the migration")])) == BatchResult(inserted: 1))
         #expect(try await index.checkpoint(storeUUID: "S")?.token == 8)
         await writer.close()
+        await index.close()
+    }
+
+    @Test("schema 2 to 3: items' attributes and terms are read out of the rows, so filters and typos work on what was indexed before")
+    func attributesMigration() async throws {
+        guard let cluster = try Self.cluster() else { return }
+        defer { cluster.stop() }
+        let location = try PostgresLocation(cluster.url())
+        let connection = try await PostgresIndex.connect(location)
+        try await PostgresIndex.execute("CREATE TABLE searchlight_schema (version integer NOT NULL)", on: connection)
+        try await PostgresIndex.execute(PostgresIndex.migrations[0] + PostgresIndex.migrations[1] + "INSERT INTO searchlight_schema (version) VALUES (2)",
+                                        on: connection)
+        // An item as schema 2 wrote it: attributes only in their canonical text (SearchIndex.encoded), an empty list among them.
+        let attributes = "country=sJP\u{1E}sAsia\u{1D}empty=\u{1D}founded=d-10000000000.0\u{1D}population=n13960000.0"
+        var bindings = PostgresBindings()
+        bindings.append(attributes)
+        _ = try await PostgresIndex.rows("""
+            INSERT INTO searchlight_items (uri, store_uuid, entity, display_name, title, text, keywords, rank, value_lengths, attributes, digest,
+                                           name_positions, title_positions, text_positions, keyword_positions, terms)
+            VALUES ('x-coredata://S/Place/p1', 'S', 'Place', 'Tokyo', '', '', '', 0, '1 0||', $1, 'd', 1, 0, 0, 0, '''tokyo'':1A')
+            """, bindings, on: connection)
+        try await connection.close()
+        let index = try await PostgresIndex.open(location, creating: true)
+        #expect(try await index.statistics().schemaVersion == PostgresIndex.schemaVersion)
+        #expect(try await index.attributeNames() == ["population", "country", "founded"])
+        for (filter, hits) in [("population > 1e7", 1), ("country == 'Asia' AND country == 'JP'", 1), ("founded < CAST('1700-01-01T00:00:00Z', 'NSDate')", 1),
+                               ("population < 1e7", 0), ("country BEGINSWITH 'j'", 0), ("country BEGINSWITH[c] 'j'", 1)] {
+            var request = SearchRequest(query: nil)
+            request.filter = filter
+            #expect(try await index.search(request).hits.count == hits, "\(filter)")
+        }
+        let typo = try await index.search(SearchRequest(query: "tokyoo"))
+        #expect(typo.hits.map(\.typos) == [1])
         await index.close()
     }
 

@@ -32,63 +32,60 @@ extension PostgresIndex {
     }
 
     /// A search, its statements recorded in `log` when one is given.
+    ///
+    /// As the SQLite index: typo expansions are looked for once, and only when needed. Exact matches
+    /// rank above every typo match and score as they would alone, so a page they fill is the page; an
+    /// order by attribute or distance, facets and the total need every match, typo matches included.
     func search(_ request: SearchRequest, log: StatementLog?) async throws(PostgresIndexError) -> SearchResults {
-        if request.filter != nil { throw .unsupported("--where filters") }
-        if request.sortAttribute != nil { throw .unsupported("ordering by an attribute") }
-        if !request.facets.isEmpty { throw .unsupported("facets") }
-        if request.snippets { throw .unsupported("snippets") }
-        let parsed: ParsedQuery?
-        do { parsed = try SearchIndex.validate(request) } catch { throw .search(error) }
+        if request.snippets { throw .unsupported("snippets", instead: "search without --snippets, or use an SQLite index") }
+        let typed: ParsedQuery?
+        do { typed = try SearchIndex.validate(request) } catch { throw .search(error) }
         var request = request
+        let predicate = try await predicate(of: request)
         if !request.exactEntities && !request.entities.isEmpty {
             request.entities = SearchIndex.entitiesOfKind(request.entities, checkpoints: try await checkpoints())
         }
-        let search = PostgresSearch(index: self, request: request, log: log)
-        let candidates: [SearchCandidate]
-        let plan: SearchPlan
-        // A nearest search reads growing circles until the page is full: its total needs every match.
-        var nearest = false
-        var text: TextQuery?
-        var scorer: OpaquePointer?
-        defer { if let scorer { searchlight_scorer_free(scorer) } }
-        if let parsed {
-            let query = TextQuery(parsed)
-            guard query.tsquery != nil else {
-                var empty = SearchResults(hits: [], plan: .text, parsedQuery: parsed)
-                if request.countsTotal { empty.total = 0 }
-                return empty
+        let search = PostgresSearch(index: self, request: request, log: log, predicate: predicate)
+        var parsed = typed
+        let tolerant = request.typoTolerance && typed?.mayMatchWithTypos == true
+        let lazily = request.effectiveSort == .relevance && request.sortAttribute == nil && request.facets.isEmpty && !request.countsTotal
+        var results: SearchResults
+        if let typed, tolerant, lazily {
+            results = try await search.run(typed)
+            if results.hits.count < request.limit {
+                parsed = try await search.expanded(typed)
+                if parsed?.hasExpansions == true { results = try await search.run(parsed) }
             }
-            let made = try await search.scorer(for: query)
-            (text, scorer) = (query, made)
-            if request.near == nil && request.boundingBox == nil {
-                (candidates, plan) = (try await search.rows(text: query, scorer: made, place: nil), .text)
-            } else if request.effectiveSort == .distance && request.radius == nil && request.boundingBox == nil {
-                (candidates, plan, nearest) = (try await search.nearest(text: query, scorer: made), .intersection, true)
-            } else {
-                (candidates, plan) = (try await search.rows(text: query, scorer: made, place: search.region), .textThenPlace)
-            }
-        } else if request.radius == nil && request.boundingBox == nil {
-            (candidates, plan, nearest) = (try await search.nearest(text: nil, scorer: nil), .nearest, true)
         } else {
-            (candidates, plan) = (try await search.rows(text: nil, scorer: nil, place: search.region), .nearest)
+            if let typed, tolerant { parsed = try await search.expanded(typed) }
+            results = try await search.run(parsed)
         }
-        let page = request.page(of: candidates)
-        // The SQLite index looks for typo expansions when exact matches do not fill the page; this backend
-        // has no term dictionary yet, and refuses rather than answer otherwise.
-        if let parsed, request.typoTolerance, parsed.mayMatchWithTypos, page.count < request.limit {
-            throw .unsupported("typo tolerance", instead: "this search needs it (its exact matches do not fill the page): "
-                                   + "search with typo tolerance off (--exact), or use an SQLite index")
-        }
-        // Typos are folded into the score as penalties, as searchlight_rank does; a hit reports them apart.
-        let hits = page.map { $0.hit(ranked: parsed != nil) }
-        var results = SearchResults(hits: hits, plan: plan, parsedQuery: parsed)
-        if request.countsTotal {
-            results.total = candidates.count
-            if nearest, candidates.count >= search.needed, let center = search.center {
-                results.total = try await search.rows(text: text, scorer: scorer, place: .circle(center: center, radius: Coordinate.maximumDistance)).count
-            }
+        if results.hits.isEmpty, request.offset == 0, let parsed, let query = request.query {
+            results.suggestion = try await search.suggestion(for: parsed, query: query)
         }
         return results
+    }
+
+    /// The request's filter, parsed, with the attributes it, its order and its facets name checked
+    /// against those the index has (as the SQLite index checks them).
+    func predicate(of request: SearchRequest) async throws(PostgresIndexError) -> FilterPredicate? {
+        guard request.sortAttribute != nil || !request.facets.isEmpty || request.filter != nil else { return nil }
+        let known = try await attributeNames()
+        do { return try SearchIndex.predicate(of: request, knownAttributes: known) } catch { throw .search(error) }
+    }
+
+    /// The names of the attributes items carry: a skip-scan of the `(name, number)` index, one probe per
+    /// distinct name.
+    public func attributeNames() async throws(PostgresIndexError) -> Set<String> {
+        let names = try await rows("""
+            WITH RECURSIVE names(name) AS (
+                (SELECT name FROM searchlight_attributes ORDER BY name LIMIT 1)
+                UNION ALL
+                SELECT (SELECT a.name FROM searchlight_attributes a WHERE a.name > n.name ORDER BY a.name LIMIT 1) FROM names n WHERE n.name IS NOT NULL
+            )
+            SELECT name FROM names WHERE name IS NOT NULL
+            """).map { row throws(PostgresIndexError) in try Self.decode(row, as: String.self) }
+        return Set(names)
     }
 }
 
@@ -103,10 +100,36 @@ struct PostgresSearch {
         case both(center: Coordinate, radius: Double, box: BoundingBox)
     }
 
+    /// A row that matched: its candidate, and its values of the attributes the search reads.
+    struct Match {
+        var candidate: Candidate
+        var attributes: [String: [FilterValue]] = [:]
+    }
+
     let index: PostgresIndex
     let request: SearchRequest
     /// Where an explained search records its statements.
     let log: StatementLog?
+    /// The request's filter, parsed and checked.
+    let predicate: FilterPredicate?
+    /// Whether the filter's SQL decides it exactly; otherwise each row is checked in Swift too.
+    let filterIsExact: Bool
+    /// The attributes whose values each row brings: the filter's (when its SQL is not exact), the
+    /// order's and the facets'.
+    let attributeNames: [String]
+
+    init(index: PostgresIndex, request: SearchRequest, log: StatementLog?, predicate: FilterPredicate?) {
+        self.index = index
+        self.request = request
+        self.log = log
+        self.predicate = predicate
+        var scratch = StatementParameters()
+        filterIsExact = predicate.map { Self.condition($0, parameters: &scratch).exact } ?? true
+        var names = Set(request.facets)
+        if let order = request.sortAttribute { names.insert(order.name) }
+        if let predicate, !filterIsExact { names.formUnion(predicate.attributes) }
+        attributeNames = names.sorted()
+    }
 
     var needed: Int { request.offset.addingReportingOverflow(request.limit).overflow ? Int.max : request.offset + request.limit }
     var center: Coordinate? { request.near ?? request.boundingBox?.center }
@@ -119,6 +142,80 @@ struct PostgresSearch {
         case (_, _, let box?): return .box(box)
         default: return nil
         }
+    }
+
+    /// Runs the search for a parsed query (with its typo expansions, if any): every match, then the page,
+    /// the total and the facets from them.
+    func run(_ parsed: ParsedQuery?) async throws(PostgresIndexError) -> SearchResults {
+        let matches: [Match]
+        let plan: SearchPlan
+        // A nearest search reads growing circles until the page is full: its total and facets need every match.
+        var nearest = false
+        var text: TextQuery?
+        var scorer: OpaquePointer?
+        defer { if let scorer { searchlight_scorer_free(scorer) } }
+        let spatial = request.near != nil || request.boundingBox != nil
+        if let parsed {
+            let query = TextQuery(parsed)
+            guard query.tsquery != nil else {
+                var empty = SearchResults(hits: [], plan: .text, parsedQuery: parsed)
+                if request.countsTotal { empty.total = 0 }
+                empty.facets = request.facets.map { Facet($0, groups: []) }
+                return empty
+            }
+            let made = try await self.scorer(for: query)
+            (text, scorer) = (query, made)
+            if !spatial {
+                (matches, plan) = (try await rows(text: query, scorer: made, place: nil), .text)
+            } else if request.effectiveSort == .distance && request.radius == nil && request.boundingBox == nil {
+                (matches, plan, nearest) = (try await self.nearest(text: query, scorer: made), .intersection, true)
+            } else {
+                (matches, plan) = (try await rows(text: query, scorer: made, place: region), .textThenPlace)
+            }
+        } else if !spatial {
+            (matches, plan) = (try await rows(text: nil, scorer: nil, place: nil), .filter)
+        } else if request.radius == nil && request.boundingBox == nil {
+            (matches, plan, nearest) = (try await self.nearest(text: nil, scorer: nil), .nearest, true)
+        } else {
+            (matches, plan) = (try await rows(text: nil, scorer: nil, place: region), .nearest)
+        }
+        // Typos are folded into the score as penalties, as searchlight_rank does; a hit reports them apart.
+        var results = SearchResults(hits: page(of: matches).map { $0.hit(ranked: parsed != nil) }, plan: plan, parsedQuery: parsed)
+        if request.countsTotal || !request.facets.isEmpty {
+            var all = matches
+            if nearest, matches.count >= needed, let center {
+                all = try await rows(text: text, scorer: scorer, place: .circle(center: center, radius: Coordinate.maximumDistance))
+            }
+            if request.countsTotal { results.total = all.count }
+            results.facets = request.facets.map { name in Self.facet(name, of: all) }
+        }
+        return results
+    }
+
+    /// The requested page: by the attribute ordered by (its lowest value ascending, its highest
+    /// descending, items without it last), ties by relevance or distance, then URI; otherwise by
+    /// relevance or distance, ties by URI.
+    func page(of matches: [Match]) -> [Candidate] {
+        guard let order = request.sortAttribute else { return request.page(of: matches.map(\.candidate)) }
+        let keyed = matches.map { (key: FilterSortKey($0.attributes[order.name] ?? [], descending: order.descending), candidate: $0.candidate) }
+        let base = request.orderKey
+        let sorted = keyed.sorted { a, b in
+            if a.key != b.key { return a.key.precedes(b.key, descending: order.descending) }
+            return (base(a.candidate), a.candidate.uri) < (base(b.candidate), b.candidate.uri)
+        }
+        guard request.offset < sorted.count else { return [] }
+        return sorted[request.offset..<min(sorted.count, needed)].map(\.candidate)
+    }
+
+    /// How many matches carry each value of an attribute (an item counted once per distinct value).
+    static func facet(_ name: String, of matches: [Match]) -> Facet {
+        struct Group: Hashable { var kind: Int, number: Double?, text: String? }
+        var counts: [Group: Int] = [:]
+        for match in matches {
+            let groups = Set((match.attributes[name] ?? []).map { Group(kind: $0.kindCode, number: $0.numberColumn, text: $0.textColumn) })
+            for group in groups { counts[group, default: 0] += 1 }
+        }
+        return Facet(name, groups: counts.map { (kind: $0.key.kind, number: $0.key.number, text: $0.key.text, items: $0.value) })
     }
 
     /// A scorer with the query's statistics: rows, each column's average positions, each phrase's rows.
@@ -138,15 +235,11 @@ struct PostgresSearch {
         let queries = text.phrases.map(TextQuery.tsquery(of:))
         let present = queries.enumerated().compactMap { index, query in query.map { (index, $0) } }
         if !present.isEmpty {
-            var bindings = PostgresBindings()
-            var counts: [String] = []
-            for (_, query) in present {
-                bindings.append(query)
-                counts.append("count(*) FILTER (WHERE terms @@ $\(counts.count + 1)::tsquery)")
-            }
-            bindings.append("(" + present.map(\.1).joined(separator: ") | (") + ")")
-            let sql = "SELECT \(counts.joined(separator: ", ")) FROM searchlight_items WHERE terms @@ $\(present.count + 1)::tsquery"
-            if let row = try await query(sql, bindings, arguments: present.map(\.1) + ["(" + present.map(\.1).joined(separator: ") | (") + ")"]).first {
+            var parameters = StatementParameters()
+            let counts = present.map { _, query in "count(*) FILTER (WHERE terms @@ \(parameters.add(query))::tsquery)" }
+            let any = parameters.add("(" + present.map(\.1).joined(separator: ") | (") + ")")
+            let sql = "SELECT \(counts.joined(separator: ", ")) FROM searchlight_items WHERE terms @@ \(any)::tsquery"
+            if let row = try await query(sql, parameters).first {
                 let cells = row.makeRandomAccess()
                 for (slot, (phrase, _)) in present.enumerated() {
                     do { frequencies[phrase] = Double(try cells[slot].decode(Int64.self)) } catch { throw PostgresIndex.mapped(error) }
@@ -165,21 +258,16 @@ struct PostgresSearch {
         return made
     }
 
-    /// Every row matching the words (if any) inside the region (if any), refined and scored.
-    func rows(text: TextQuery?, scorer: OpaquePointer?, place: Region?) async throws(PostgresIndexError) -> [Candidate] {
-        var bindings = PostgresBindings()
-        var arguments: [String] = []
+    /// Every row matching the words (if any) inside the region (if any) that the filter keeps, refined
+    /// and scored (a row without words scores its static rank, as the SQLite index's filter plan).
+    func rows(text: TextQuery?, scorer: OpaquePointer?, place: Region?) async throws(PostgresIndexError) -> [Match] {
+        var parameters = StatementParameters()
         var conditions: [String] = []
-        func parameter<Value: PostgresNonThrowingEncodable & Sendable>(_ value: Value) -> String {
-            bindings.append(value)
-            arguments.append("\(value)")
-            return "$\(bindings.count)"
-        }
         var columns = "i.uri, i.entity, i.display_name, i.latitude, i.longitude, i.rank, i.value_lengths, i.name_positions, i.title_positions, i.text_positions, i.keyword_positions"
         var from = "searchlight_items i"
         if let text, let tsquery = text.tsquery {
-            conditions.append("i.terms @@ \(parameter(tsquery))::tsquery")
-            let exact = parameter(text.exactLexemes), prefixes = parameter(text.prefixes)
+            conditions.append("i.terms @@ \(parameters.add(tsquery))::tsquery")
+            let exact = parameters.add(text.exactLexemes), prefixes = parameters.add(text.prefixes)
             from += """
                  CROSS JOIN LATERAL (
                     SELECT array_agg(u.lexeme) AS lexemes, array_agg(array_to_string(u.positions, ',')) AS positions,
@@ -192,35 +280,65 @@ struct PostgresSearch {
         } else {
             columns += ", NULL::text[], NULL::text[], NULL::text[]"
         }
-        if !request.entities.isEmpty { conditions.append("i.entity = ANY(\(parameter(request.entities))::text[])") }
+        if attributeNames.isEmpty {
+            columns += ", NULL::text[], NULL::int2[], NULL::float8[], NULL::text[]"
+        } else {
+            // Numbers and texts as arrays without NULLs: the kind tells which of the two a value is.
+            from += """
+                 LEFT JOIN LATERAL (
+                    SELECT array_agg(a.name) AS names, array_agg(a.kind) AS kinds, array_agg(coalesce(a.number, 0)) AS numbers,
+                           array_agg(coalesce(a.text, '')) AS texts
+                    FROM searchlight_attributes a WHERE a.uri = i.uri AND a.name = ANY(\(parameters.add(attributeNames))::text[])
+                ) v ON true
+                """
+            columns += ", v.names, v.kinds, v.numbers, v.texts"
+        }
+        if !request.entities.isEmpty { conditions.append("i.entity = ANY(\(parameters.add(request.entities))::text[])") }
+        if let predicate { conditions.append(Self.condition(predicate, parameters: &parameters).sql) }
         switch place {
         case .circle(let center, let radius)?:
-            conditions.append(Self.circleCondition(center: center, radius: radius, parameter: parameter))
+            conditions.append(Self.circleCondition(center: center, radius: radius, parameters: &parameters))
         case .box(let box)?:
-            conditions.append(Self.boxCondition(box, parameter: parameter))
+            conditions.append(Self.boxCondition(box, parameters: &parameters))
         case .both(let center, let radius, let box)?:
-            conditions.append(Self.circleCondition(center: center, radius: radius, parameter: parameter))
-            conditions.append(Self.boxCondition(box, parameter: parameter))
+            conditions.append(Self.circleCondition(center: center, radius: radius, parameters: &parameters))
+            conditions.append(Self.boxCondition(box, parameters: &parameters))
         case nil:
             break
         }
         let sql = "SELECT \(columns) FROM \(from)" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
-        var candidates: [Candidate] = []
-        for row in try await query(sql, bindings, arguments: arguments) {
-            let (uri, entity, name, latitude, longitude, rank, lengths, namePositions, titlePositions, textPositions, keywordPositions, lexemes, positions, weights) =
+        var matches: [Match] = []
+        for row in try await query(sql, parameters) {
+            let (uri, entity, name, latitude, longitude, rank, lengths, namePositions, titlePositions, textPositions, keywordPositions, lexemes, positions, weights,
+                 names, kinds, numbers, texts) =
                 try PostgresIndex.decode(row, as: (String, String, String, Double?, Double?, Double, String, Int32, Int32, Int32, Int32,
-                                                   [String]?, [String]?, [String]?).self)
+                                                   [String]?, [String]?, [String]?, [String]?, [Int16]?, [Double]?, [String]?).self)
             // Rows are told apart by URI here: there is no row id to carry.
-            var candidate = Candidate(id: 0, uri: uri, entity: entity, displayName: name, latitude: latitude, longitude: longitude)
+            // Without words or a place (the filter plan), an item scores its static rank, as in the SQLite index.
+            var match = Match(candidate: Candidate(id: 0, uri: uri, entity: entity, displayName: name, latitude: latitude, longitude: longitude,
+                                                   score: text == nil && place == nil ? rank : 0))
+            if let names, let kinds, let numbers, let texts {
+                for (slot, name) in names.enumerated() where slot < kinds.count && slot < numbers.count && slot < texts.count {
+                    let value: FilterValue = switch kinds[slot] {
+                    case 0: .string(texts[slot])
+                    case 2: .date(Date(timeIntervalSinceReferenceDate: numbers[slot]))
+                    default: .number(numbers[slot])
+                    }
+                    match.attributes[name, default: []].append(value)
+                }
+            }
+            if let predicate, !filterIsExact, !predicate.isSatisfied(by: match.attributes) { continue }
             if let text, let scorer {
                 let terms = TextQuery.RowTerms(lexemes: lexemes ?? [], positions: positions ?? [], weights: weights ?? [])
                 let vectorSizes = [Int(namePositions), Int(titlePositions), Int(textPositions), Int(keywordPositions)]
                 guard let instances = text.instances(in: terms, columnSizes: vectorSizes) else { continue }
-                candidate.score = try Self.score(instances, lengths: lengths, rank: rank, vectorSizes: vectorSizes, scorer: scorer)
+                match.candidate.score = try Self.score(instances, lengths: lengths, rank: rank, vectorSizes: vectorSizes, scorer: scorer)
             }
-            if let refined = refine(candidate) { candidates.append(refined) }
+            guard let refined = refine(match.candidate) else { continue }
+            match.candidate = refined
+            matches.append(match)
         }
-        return candidates
+        return matches
     }
 
     /// The row's score from its instances, by the SQLite index's ranking.
@@ -245,7 +363,7 @@ struct PostgresSearch {
 
     /// The nearest rows to the center (with the words, if any): circles of growing radius until one holds
     /// the page, every row within it refined exactly, so no nearer row is ever missed.
-    func nearest(text: TextQuery?, scorer: OpaquePointer?) async throws(PostgresIndexError) -> [Candidate] {
+    func nearest(text: TextQuery?, scorer: OpaquePointer?) async throws(PostgresIndexError) -> [Match] {
         guard let center else { return [] }
         var radius = 10_000.0
         while true {
@@ -257,25 +375,25 @@ struct PostgresSearch {
 
     /// A circle as a GiST-indexed `ST_DWithin` on the sphere, a little wider than the circle: refinement
     /// with Searchlight's own great-circle distance decides (PostGIS's sphere is not exactly the same).
-    static func circleCondition(center: Coordinate, radius: Double, parameter: (Double) -> String) -> String {
+    static func circleCondition(center: Coordinate, radius: Double, parameters: inout StatementParameters) -> String {
         guard radius < Coordinate.maximumDistance else { return "i.place IS NOT NULL" }
         let widened = radius * (1 + 1e-6) + 1
-        return "ST_DWithin(i.place, ST_SetSRID(ST_MakePoint(\(parameter(center.longitude)), \(parameter(center.latitude))), 4326)::geography, \(parameter(widened)), false)"
+        return "ST_DWithin(i.place, ST_SetSRID(ST_MakePoint(\(parameters.add(center.longitude)), \(parameters.add(center.latitude))), 4326)::geography, \(parameters.add(widened)), false)"
     }
 
     /// A box on the exact coordinates (a box across the antimeridian is two ranges of longitude).
-    static func boxCondition(_ box: BoundingBox, parameter: (Double) -> String) -> String {
-        let latitude = "i.latitude BETWEEN \(parameter(box.minLatitude)) AND \(parameter(box.maxLatitude))"
+    static func boxCondition(_ box: BoundingBox, parameters: inout StatementParameters) -> String {
+        let latitude = "i.latitude BETWEEN \(parameters.add(box.minLatitude)) AND \(parameters.add(box.maxLatitude))"
         let longitude = box.crossesAntimeridian
-            ? "(i.longitude >= \(parameter(box.minLongitude)) OR i.longitude <= \(parameter(box.maxLongitude)))"
-            : "i.longitude BETWEEN \(parameter(box.minLongitude)) AND \(parameter(box.maxLongitude))"
+            ? "(i.longitude >= \(parameters.add(box.minLongitude)) OR i.longitude <= \(parameters.add(box.maxLongitude)))"
+            : "i.longitude BETWEEN \(parameters.add(box.minLongitude)) AND \(parameters.add(box.maxLongitude))"
         return "(\(latitude) AND \(longitude))"
     }
 
     /// Runs one of the search's statements, recording it when the search is explained.
-    func query(_ sql: String, _ bindings: PostgresBindings = PostgresBindings(), arguments: [String] = []) async throws(PostgresIndexError) -> [PostgresRow] {
-        log?.record(.init(sql: sql, bindings: bindings, arguments: arguments))
-        return try await index.rows(sql, bindings)
+    func query(_ sql: String, _ parameters: StatementParameters = StatementParameters()) async throws(PostgresIndexError) -> [PostgresRow] {
+        log?.record(.init(sql: sql, bindings: parameters.bindings, arguments: parameters.arguments))
+        return try await index.rows(sql, parameters.bindings)
     }
 
     /// Computes the distance and applies the place filters exactly, as the SQLite index does; nil when the
@@ -287,6 +405,19 @@ struct PostgresSearch {
         return candidate
     }
 
+}
+
+/// A statement's parameters as they are added: their bindings, and their text for `explain`.
+struct StatementParameters {
+    var bindings = PostgresBindings()
+    var arguments: [String] = []
+
+    /// Binds a value; returns its placeholder (`$3`).
+    mutating func add<Value: PostgresNonThrowingEncodable & Sendable>(_ value: Value) -> String {
+        bindings.append(value)
+        arguments.append("\(value)")
+        return "$\(bindings.count)"
+    }
 }
 
 /// The statements an explained search ran, in order.

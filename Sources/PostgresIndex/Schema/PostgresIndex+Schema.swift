@@ -1,9 +1,10 @@
 #if PostgreSQL
 import PostgresNIO
+import SearchIndex
 
 extension PostgresIndex {
     /// The schema this build writes and reads.
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
 
     /// Each version's script, applied in order inside one transaction. Never edit one that shipped: add the next.
     static let migrations: [String] = [
@@ -69,6 +70,36 @@ extension PostgresIndex {
         ALTER TABLE searchlight_items ADD COLUMN generation bigint NOT NULL DEFAULT 0;
         CREATE INDEX searchlight_items_store_generation ON searchlight_items (store_uuid, generation);
         DROP INDEX searchlight_items_store;
+        """,
+        // 3: filters, orders and facets read attribute rows, one per value, as the SQLite index's
+        // `item_attributes` (text in byte order, as SQLite's BINARY collation); typo tolerance walks the
+        // index's terms. The terms table has no unique key on purpose: concurrent writers add terms
+        // without waiting on one another (a term two of them add at once is held twice, read once).
+        """
+        CREATE TABLE searchlight_attributes (
+            uri text NOT NULL REFERENCES searchlight_items (uri) ON DELETE CASCADE,
+            name text NOT NULL,
+            kind smallint NOT NULL,
+            number double precision,
+            text text COLLATE "C"
+        );
+        CREATE INDEX searchlight_attributes_item ON searchlight_attributes (uri, name);
+        CREATE INDEX searchlight_attributes_number ON searchlight_attributes (name, number);
+        CREATE INDEX searchlight_attributes_text ON searchlight_attributes (name, text) WHERE text IS NOT NULL;
+        INSERT INTO searchlight_attributes (uri, name, kind, number, text)
+        SELECT i.uri, split_part(p.pair, '=', 1), v.kind, v.number, v.text
+        FROM searchlight_items i
+        CROSS JOIN LATERAL unnest(string_to_array(i.attributes, E'\\x1D')) AS p(pair)
+        CROSS JOIN LATERAL unnest(string_to_array(substr(p.pair, strpos(p.pair, '=') + 1), E'\\x1E')) AS e(value)
+        CROSS JOIN LATERAL (SELECT CASE left(e.value, 1) WHEN 's' THEN 0 WHEN 'n' THEN 1 ELSE 2 END AS kind,
+                                   CASE WHEN left(e.value, 1) IN ('n', 'd') THEN substr(e.value, 2)::double precision END AS number,
+                                   CASE WHEN left(e.value, 1) = 's' THEN substr(e.value, 2) END AS text) v
+        WHERE i.attributes <> '' AND strpos(p.pair, '=') > 0
+          AND (v.number IS NULL OR v.number NOT IN ('Infinity'::float8, '-Infinity'::float8, 'NaN'::float8));
+        CREATE TABLE searchlight_terms (term text COLLATE "C" NOT NULL);
+        CREATE INDEX searchlight_terms_term ON searchlight_terms (term);
+        INSERT INTO searchlight_terms (term)
+        SELECT word FROM ts_stat('SELECT terms FROM searchlight_items') WHERE char_length(word) >= \(TypoPlan.minimumTermLength);
         """,
     ]
 

@@ -22,6 +22,8 @@ struct TermVector {
     let literal: String
     /// Each column's size in positions, as FTS5 counts them.
     let columnSizes: [Int]
+    /// The lexemes the vector holds, each once.
+    let lexemes: [String]
 
     /// The vector of four columns' tokens (display name, title, joined text, joined keywords), as FTS5
     /// stores them: words, each followed by its identifier parts at its position.
@@ -43,19 +45,22 @@ struct TermVector {
         }
         var literal = ""
         var bytes = 0
+        var kept: [String] = []
         for lexeme in order {
             let length = lexeme.utf8.count
             guard length > 0, length <= Self.maximumLexemeBytes, bytes + length < Self.maximumBytes, let list = positions[lexeme] else { continue }
             bytes += length + 8
             // PostgreSQL keeps a lexeme's positions distinct and sorted; the first occurrence of each wins.
             var seen = Set<Int>()
-            var kept: [(Int, Character)] = []
-            for entry in list where seen.insert(entry.0).inserted && kept.count < Self.maximumPositionsPerLexeme { kept.append(entry) }
-            kept.sort { $0.0 < $1.0 }
+            var entries: [(Int, Character)] = []
+            for entry in list where seen.insert(entry.0).inserted && entries.count < Self.maximumPositionsPerLexeme { entries.append(entry) }
+            entries.sort { $0.0 < $1.0 }
             if !literal.isEmpty { literal += " " }
-            literal += Self.quoted(lexeme) + ":" + kept.map { "\($0.0)\($0.1)" }.joined(separator: ",")
+            literal += Self.quoted(lexeme) + ":" + entries.map { "\($0.0)\($0.1)" }.joined(separator: ",")
+            kept.append(lexeme)
         }
         self.literal = literal
+        self.lexemes = kept
         self.columnSizes = sizes
     }
 

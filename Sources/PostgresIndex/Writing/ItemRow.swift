@@ -11,6 +11,8 @@ struct ItemRow {
     let attributes: String
     let vector: TermVector
     let digest: String
+    /// One row per attribute value the index can hold (finite ones), as `searchlight_attributes` keeps them.
+    let attributeRows: [(name: String, value: FilterValue)]
 
     var uri: String { item.uri }
 
@@ -28,6 +30,7 @@ struct ItemRow {
         attributes = prepared.attributes
         valueLengths = prepared.tokens?.valueLengths ?? ""
         vector = TermVector(prepared)
+        attributeRows = item.attributes.sorted { $0.key < $1.key }.flatMap { name, values in values.filter(\.isFinite).map { (name, $0) } }
         // Every stored field, in a fixed order; a field separator that cannot occur in the joined texts.
         let fields = [item.entity, item.displayName, item.title, text, keywords, item.latitude.map { "\($0)" } ?? "",
                       item.longitude.map { "\($0)" } ?? "", item.date.map { "\($0.timeIntervalSinceReferenceDate)" } ?? "",

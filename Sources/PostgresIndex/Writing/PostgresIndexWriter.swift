@@ -280,7 +280,11 @@ public final class PostgresIndexWriter: IndexWriter {
                 delta.subtract(name: Int(name), title: Int(title), text: Int(text), keywords: Int(keywords))
             }
         }
-        if !rows.isEmpty { try await insert(rows, storeUUID: storeUUID, generation: generation) }
+        if !rows.isEmpty {
+            try await insert(rows, storeUUID: storeUUID, generation: generation)
+            try await insertAttributes(of: rows)
+            try await insertTerms(of: rows)
+        }
         for row in rows {
             delta.add(row)
             switch previous.removeValue(forKey: row.uri) {
@@ -336,6 +340,40 @@ public final class PostgresIndexWriter: IndexWriter {
                       name_positions, title_positions, text_positions, keyword_positions, terms)
             """
         _ = try await PostgresIndex.rows(sql, bindings, on: connection)
+    }
+
+    /// Inserts the rows' attribute values, one row each (their old ones went with the items' rows).
+    private func insertAttributes(of rows: [ItemRow]) async throws(PostgresIndexError) {
+        let values = rows.flatMap { row in row.attributeRows.map { (row.uri, $0.name, $0.value) } }
+        guard !values.isEmpty else { return }
+        var bindings = PostgresBindings()
+        bindings.append(values.map(\.0))
+        bindings.append(values.map(\.1))
+        bindings.append(values.map { Int16($0.2.kindCode) })
+        bindings.append(values.map { $0.2.numberColumn ?? 0 })
+        bindings.append(values.map { $0.2.textColumn ?? "" })
+        _ = try await PostgresIndex.rows("""
+            INSERT INTO searchlight_attributes (uri, name, kind, number, text)
+            SELECT u.uri, u.name, u.kind, CASE WHEN u.kind <> 0 THEN u.number END, CASE WHEN u.kind = 0 THEN u.text END
+            FROM unnest($1::text[], $2::text[], $3::int2[], $4::float8[], $5::text[]) AS u(uri, name, kind, number, text)
+            """, bindings, on: connection)
+    }
+
+    /// Adds the rows' terms that typo tolerance may reach (``TypoPlan/minimumTermLength`` scalars or
+    /// more) to the term table, unless it holds them. Without a unique key nothing waits for another
+    /// writer's uncommitted terms (a wait that could deadlock across batches of one transaction).
+    private func insertTerms(of rows: [ItemRow]) async throws(PostgresIndexError) {
+        var terms = Set<String>()
+        for row in rows {
+            for lexeme in row.vector.lexemes where lexeme.unicodeScalars.count >= TypoPlan.minimumTermLength { terms.insert(lexeme) }
+        }
+        guard !terms.isEmpty else { return }
+        var bindings = PostgresBindings()
+        bindings.append(Array(terms))
+        _ = try await PostgresIndex.rows("""
+            INSERT INTO searchlight_terms (term)
+            SELECT t FROM unnest($1::text[]) AS u(t) WHERE NOT EXISTS (SELECT 1 FROM searchlight_terms s WHERE s.term = u.t)
+            """, bindings, on: connection)
     }
 
     /// What related objects show the items that depend on them, kept with the batch that read them.

@@ -83,7 +83,7 @@ extension PredicateParser {
     }
 
     /// An ISO-8601 date or date-time (UTC unless it says otherwise).
-    static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
         return try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day())

@@ -47,6 +47,7 @@ extension Search {
             guard let value = values[candidate.id] else { return .missing }
             return order.descending ? value.high : value.low
         }
+        // Ties in index order: the order items were first indexed in.
         let base = request.orderKey
         let sorted = candidates.sorted { a, b in
             let (x, y) = (key(a), key(b))
@@ -89,20 +90,9 @@ extension Search {
 
     /// Facet values from rows `(kind, number, text, count)`, counts of equal renderings added up.
     static func facet(_ name: String, rows: [Row]) throws -> Facet {
-        var counts: [String: Int] = [:]
-        for row in rows {
-            let value: String
-            switch try row.integer(0) {
-            case 0: value = try row.optionalText(2) ?? ""
-            case 2: value = Date(timeIntervalSinceReferenceDate: try row.optionalNumber(1) ?? 0).formatted(Date.ISO8601FormatStyle())
-            default:
-                let number = try row.optionalNumber(1) ?? 0
-                value = number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
-            }
-            counts[value, default: 0] += Int(try row.integer(3))
-        }
-        let values = counts.map { Facet.Value(value: $0.key, count: $0.value) }.sorted { ($1.count, $0.value) < ($0.count, $1.value) }
-        return Facet(name: name, values: values)
+        Facet(name, groups: try rows.map { row in
+            (kind: Int(try row.integer(0)), number: try row.optionalNumber(1), text: try row.optionalText(2), items: Int(try row.integer(3)))
+        })
     }
 
     /// A filter-only search ordered by an attribute, walked in order through the `(name, value)`
@@ -143,14 +133,36 @@ extension Search {
     // MARK: Text
 }
 
+extension Facet {
+    /// A facet from groups of equal values, `(kind, number, text, items)` with the kind as the index
+    /// stores it (0 text, 1 number, 2 date): counts of groups that read the same are added up, and values
+    /// come most items first, then in text order.
+    package init(_ name: String, groups: [(kind: Int, number: Double?, text: String?, items: Int)]) {
+        var counts: [String: Int] = [:]
+        for group in groups {
+            let value: String
+            switch group.kind {
+            case 0: value = group.text ?? ""
+            case 2: value = Date(timeIntervalSinceReferenceDate: group.number ?? 0).formatted(Date.ISO8601FormatStyle())
+            default:
+                let number = group.number ?? 0
+                value = number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+            }
+            counts[value, default: 0] += group.items
+        }
+        let values = counts.map { Facet.Value(value: $0.key, count: $0.value) }.sorted { ($1.count, $0.value) < ($0.count, $1.value) }
+        self.init(name: name, values: values)
+    }
+}
+
 /// One item's value of a sort attribute: numbers (and dates) before text, a missing value after both.
-enum FilterSortKey: Hashable {
+package enum FilterSortKey: Hashable {
     case number(Double)
     case text(String)
     case missing
 
     /// Whether this key comes first in the order (missing values last either way).
-    func precedes(_ other: FilterSortKey, descending: Bool) -> Bool {
+    package func precedes(_ other: FilterSortKey, descending: Bool) -> Bool {
         switch (self, other) {
         case (.missing, _): return false
         case (_, .missing): return true
@@ -161,5 +173,20 @@ enum FilterSortKey: Hashable {
         case (.number, .text): return true
         case (.text, .number): return false
         }
+    }
+}
+
+extension FilterSortKey {
+    /// An item's key from its values of the attribute: the lowest (ascending) or highest (descending)
+    /// number or date if it has one, else its lowest or highest text (in UTF-8 byte order), else missing.
+    package init(_ values: [FilterValue], descending: Bool) {
+        let numbers = values.compactMap(\.numberColumn).filter(\.isFinite)
+        if let number = descending ? numbers.max() : numbers.min() {
+            self = .number(number)
+            return
+        }
+        let texts = values.compactMap(\.textColumn)
+        let text = descending ? texts.max { $0.utf8.lexicographicallyPrecedes($1.utf8) } : texts.min { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        self = text.map(FilterSortKey.text) ?? .missing
     }
 }

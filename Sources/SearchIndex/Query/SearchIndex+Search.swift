@@ -111,13 +111,16 @@ extension SearchIndex {
     /// The request's filter, parsed, with every attribute it names checked against the index: a
     /// misspelt attribute is an error that lists the ones the index has, not an empty answer.
     static func predicate(of request: SearchRequest, db: Database) throws -> FilterPredicate? {
+        guard request.sortAttribute != nil || !request.facets.isEmpty || request.filter != nil else { return nil }
+        return try predicate(of: request, knownAttributes: attributeNames(db))  // one skip-scan for the order, the facets and the filter
+    }
+
+    /// The request's filter, parsed, with the attributes it, its order and its facets name checked
+    /// against those the index has.
+    package static func predicate(of request: SearchRequest, knownAttributes known: Set<String>) throws(SearchIndexError) -> FilterPredicate? {
         let named = Set([request.sortAttribute?.name].compactMap { $0 } + request.facets)
-        guard !named.isEmpty || request.filter != nil else { return nil }
-        let known = try attributeNames(db)  // one skip-scan for the order, the facets and the filter
-        if !named.isEmpty {
-            if let unknown = named.subtracting(known).sorted().first {
-                throw SearchIndexError.invalidRequest(.unknownAttribute(name: unknown, use: request.facets.contains(unknown) ? .facet : .sort, known: known.sorted()))
-            }
+        if let unknown = named.subtracting(known).sorted().first {
+            throw SearchIndexError.invalidRequest(.unknownAttribute(name: unknown, use: request.facets.contains(unknown) ? .facet : .sort, known: known.sorted()))
         }
         guard let text = request.filter else { return nil }
         let predicate = try PredicateParser.parse(text, variables: request.filterVariables)

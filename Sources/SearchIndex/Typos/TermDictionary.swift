@@ -11,7 +11,7 @@ import GRDBSQLite
 /// ``refresh(_:)`` (a rebuild's end) and match nothing meanwhile, so expansions are checked against FTS5.
 struct TermDictionary: TermSource {
     /// Terms shorter than this are not kept: a 5-letter word with one edit matches 4-letter terms at the shortest.
-    static let minimumLength = Int(SEARCHLIGHT_TYPO_MINIMUM_TERM)
+    static let minimumLength = TypoPlan.minimumTermLength
 
     let db: Database
     /// Probes made so far, held against ``seekLimit``.

@@ -1,3 +1,5 @@
+import CSearchTokenizer
+
 /// The typo expansions a query may get, worked out once for every backend: which of its words, with how
 /// many edits, and how many expansions each may keep. Backends find the expansions (``TypoExpander``
 /// over their terms), keep those that match some item, and hand them back (``expanded(_:with:)``).
@@ -17,6 +19,9 @@ package struct TypoPlan: Sendable {
     /// The most phrases a query may have with its expansions: the ranking function tracks which phrases
     /// a row matched in 64-bit masks.
     package static let maximumPhrases = 64
+    /// The shortest term, in scalars, a term dictionary keeps: a 5-letter word with one edit matches
+    /// 4-letter terms at the shortest.
+    package static let minimumTermLength = Int(SEARCHLIGHT_TYPO_MINIMUM_TERM)
     /// The most expansions one word gets, fewest edits first (Lucene's fuzzy query keeps 50).
     package static let maximumExpansionsPerWord = 16
 
