@@ -50,6 +50,9 @@ public final class PostgresIndex: Sendable {
         var configuration = PostgresConnection.Configuration(host: location.host, port: location.port, username: location.user,
                                                              password: location.password, database: location.database, tls: .disable)
         configuration.options.connectTimeout = .seconds(10)
+        // Searches are many short statements whose cost estimates can run high (a lateral per row): JIT
+        // compiling one took longer than running it (2.8 s against 90 ms for a filter over 34,258 items).
+        configuration.options.additionalStartupParameters = [("jit", "off")]
         do {
             return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         } catch {

@@ -61,6 +61,7 @@ struct CrossBackendTests {
             _ = try sqlite.apply(batch)
             _ = try await writer.apply(batch)
         }
+        try await writer.optimize()  // as an export ends: the planner's statistics
         await writer.close()
         return (sqlite, postgres)
     }
@@ -169,7 +170,7 @@ struct CrossBackendTests {
             var generator = SeededGenerator(seed: 1_616)
             let names = try await sqlite.dump().map(\.displayName).filter { $0.unicodeScalars.count >= 5 && !$0.contains(" ") }
             var typed = ["zurch", "berln", "tokyoo", "londn", "saintt", "sann", "mexco", "sao pauol", "zzxqvbnm", "qqqqqqq", "parsi -tokyo"]
-            for _ in 0..<40 {
+            for _ in 0..<20 {
                 var scalars = Array((names.randomElement(using: &generator) ?? "tokyo").lowercased().unicodeScalars)
                 for _ in 0..<Int.random(in: 1...2, using: &generator) where scalars.count > 2 {
                     let at = Int.random(in: 1..<scalars.count, using: &generator)
@@ -213,7 +214,8 @@ struct CrossBackendTests {
                 words.filter = filter
                 var near = SearchRequest(near: zurich, limit: 10)
                 near.filter = filter
-                near.countsTotal = true
+                // A regular expression is Swift's, checked on every located item for a total: kept to the page.
+                near.countsTotal = !filter.contains("MATCHES")
                 var radius = SearchRequest(query: "berg", near: zurich, radius: 300_000, limit: 10)
                 radius.filter = filter
                 for request in [alone, words, near, radius] { filtered += try await Self.compareResults(request, sqlite, postgres).0.hits.count }

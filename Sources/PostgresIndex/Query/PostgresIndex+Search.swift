@@ -173,7 +173,14 @@ struct PostgresSearch {
                 (matches, plan) = (try await rows(text: query, scorer: made, place: region), .textThenPlace)
             }
         } else if !spatial {
-            (matches, plan) = (try await rows(text: nil, scorer: nil, place: nil), .filter)
+            // A filter PostgreSQL decides exactly is ordered and paged there; the total and facets need every item.
+            let paged = filterIsExact && request.facets.isEmpty
+            (matches, plan) = (try await rows(text: nil, scorer: nil, place: nil, firstInOrder: paged ? needed : nil), .filter)
+            if paged && request.countsTotal {
+                var results = SearchResults(hits: page(of: matches).map { $0.hit(ranked: false) }, plan: plan, parsedQuery: nil)
+                results.total = try await count(locatedOnly: false)
+                return results
+            }
         } else if request.radius == nil && request.boundingBox == nil {
             (matches, plan, nearest) = (try await self.nearest(text: nil, scorer: nil), .nearest, true)
         } else {
@@ -184,6 +191,11 @@ struct PostgresSearch {
         if request.countsTotal || !request.facets.isEmpty {
             var all = matches
             if nearest, matches.count >= needed, let center {
+                // Without words, every located item the filter keeps is a match: counted in SQL when it decides the filter.
+                if text == nil && filterIsExact && request.facets.isEmpty {
+                    results.total = try await count(locatedOnly: true)
+                    return results
+                }
                 all = try await rows(text: text, scorer: scorer, place: .circle(center: center, radius: Coordinate.maximumDistance))
             }
             if request.countsTotal { results.total = all.count }
@@ -258,9 +270,39 @@ struct PostgresSearch {
         return made
     }
 
+    /// The number of items (with a place, with `locatedOnly`) the filter keeps, when its SQL is exact.
+    func count(locatedOnly: Bool) async throws(PostgresIndexError) -> Int {
+        var parameters = StatementParameters()
+        var conditions: [String] = locatedOnly ? ["i.place IS NOT NULL"] : []
+        if !request.entities.isEmpty { conditions.append("i.entity = ANY(\(parameters.add(request.entities))::text[])") }
+        if let predicate { conditions.append(Self.condition(predicate, parameters: &parameters).sql) }
+        let sql = "SELECT count(*) FROM searchlight_items i" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+        return try await query(sql, parameters).first.map { row throws(PostgresIndexError) -> Int in
+            let count: Int64 = try PostgresIndex.decode(row, as: Int64.self)
+            return Int(count)
+        } ?? 0
+    }
+
+    /// The filter plan's order in SQL, as ``page(of:)`` orders: the attribute's lowest (highest) number,
+    /// else its lowest (highest) text, else last; then by static rank for relevance; then by URI.
+    func filterOrder(parameters: inout StatementParameters) -> (join: String, order: String) {
+        let rank = request.effectiveSort == .relevance ? "i.rank DESC, " : ""
+        guard let order = request.sortAttribute else { return ("", rank + "i.uri COLLATE \"C\"") }
+        let (aggregate, direction) = order.descending ? ("max", "DESC") : ("min", "ASC")
+        let join = """
+             LEFT JOIN LATERAL (
+                SELECT \(aggregate)(a.number) AS number, \(aggregate)(a.text) AS text
+                FROM searchlight_attributes a WHERE a.uri = i.uri AND a.name = \(parameters.add(order.name))
+            ) k ON true
+            """
+        let key = "k.number IS NULL, k.number \(direction), k.text IS NULL, CASE WHEN k.number IS NULL THEN k.text END \(direction), "
+        return (join, key + rank + "i.uri COLLATE \"C\"")
+    }
+
     /// Every row matching the words (if any) inside the region (if any) that the filter keeps, refined
-    /// and scored (a row without words scores its static rank, as the SQLite index's filter plan).
-    func rows(text: TextQuery?, scorer: OpaquePointer?, place: Region?) async throws(PostgresIndexError) -> [Match] {
+    /// and scored (a row without words scores its static rank, as the SQLite index's filter plan). With
+    /// `firstInOrder` (the filter plan, its filter exact in SQL), only that many rows, in the page's order.
+    func rows(text: TextQuery?, scorer: OpaquePointer?, place: Region?, firstInOrder: Int? = nil) async throws(PostgresIndexError) -> [Match] {
         var parameters = StatementParameters()
         var conditions: [String] = []
         var columns = "i.uri, i.entity, i.display_name, i.latitude, i.longitude, i.rank, i.value_lengths, i.name_positions, i.title_positions, i.text_positions, i.keyword_positions"
@@ -306,7 +348,14 @@ struct PostgresSearch {
         case nil:
             break
         }
-        let sql = "SELECT \(columns) FROM \(from)" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+        var sql = "SELECT \(columns) FROM \(from)"
+        var ordering = ""
+        if let limit = firstInOrder {
+            let order = filterOrder(parameters: &parameters)
+            sql += order.join
+            ordering = " ORDER BY \(order.order) LIMIT \(parameters.add(Int64(clamping: limit)))"
+        }
+        sql += (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + ordering
         var matches: [Match] = []
         for row in try await query(sql, parameters) {
             let (uri, entity, name, latitude, longitude, rank, lengths, namePositions, titlePositions, textPositions, keywordPositions, lexemes, positions, weights,

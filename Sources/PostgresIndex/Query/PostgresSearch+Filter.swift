@@ -7,12 +7,11 @@ extension PostgresSearch {
     /// The filter as an SQL condition on the items row `i`, read through `searchlight_attributes`, and
     /// whether it decides the filter exactly.
     ///
-    /// The condition always keeps every item the filter keeps (it may keep more): comparisons that
-    /// PostgreSQL runs as SQLite does (numbers, dates, text without `[c]`/`[d]` in byte order, prefixes,
-    /// `nil`) are exact; the others (folding, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES`, strings that read
-    /// as dates) only narrow down to items with a text value of the attribute, and the rows they keep
-    /// are checked in Swift (``FilterPredicate/isSatisfied(by:)``). A `NOT` of an inexact part narrows
-    /// nothing.
+    /// The condition always keeps every item the filter keeps (it may keep more). Every comparison runs
+    /// in PostgreSQL as in SQLite (numbers and dates; text in byte order, folded by the writer for `[c]`,
+    /// `[d]` and `[cd]`) but `MATCHES`, whose regular expressions are Swift's: it only narrows down to
+    /// items with a text value of the attribute, and the rows kept are checked in Swift
+    /// (``FilterPredicate/isSatisfied(by:)``). A `NOT` of an inexact part narrows nothing.
     static func condition(_ predicate: FilterPredicate, parameters: inout StatementParameters) -> (sql: String, exact: Bool) {
         switch predicate {
         case .constant(let value):
@@ -35,10 +34,35 @@ extension PostgresSearch {
         }
     }
 
+    /// NSPredicate's LIKE pattern (`*`, `?`, a backslash taking the next character literally, a trailing
+    /// one dropped) as PostgreSQL's (`%`, `_`, escaped with a backslash).
+    static func likePattern(_ pattern: String) -> String {
+        var result = ""
+        var escaped = false
+        for character in pattern.unicodeScalars {
+            if escaped {
+                if character == "%" || character == "_" || character == "\\" { result.unicodeScalars.append("\\") }
+                result.unicodeScalars.append(character)
+                escaped = false
+                continue
+            }
+            switch character {
+            case "\\": escaped = true
+            case "*": result += "%"
+            case "?": result += "_"
+            case "%", "_": result += "\\" + String(character)
+            default: result.unicodeScalars.append(character)
+            }
+        }
+        return result
+    }
+
     /// The condition on one attribute row `a`, and whether it is exact.
     private static func rowCondition(_ comparison: FilterPredicate.Operator, options: FilterPredicate.Options, values: [FilterPredicate.Literal],
                                      parameters: inout StatementParameters) -> (sql: String, exact: Bool) {
-        let textOnly = ("a.kind = 0", false)
+        // The text as `[c]`, `[d]` or `[cd]` compares it (folded by the writer), and a literal folded alike.
+        let column = ["a.text", "a.text_c", "a.text_d", "a.text_cd"][options.rawValue & 3]
+        func text(_ literal: String) -> String { parameters.add(SearchIndex.fold(literal, options: options.rawValue)) }
         switch comparison {
         case .in:
             let parts = values.map { rowCondition(.equal, options: options, values: [$0], parameters: &parameters) }
@@ -52,28 +76,37 @@ extension PostgresSearch {
             case (.date(let low), .date(let high)):
                 return ("a.kind = 2 AND a.number BETWEEN \(parameters.add(low.timeIntervalSinceReferenceDate)) AND \(parameters.add(high.timeIntervalSinceReferenceDate))", true)
             case (.string(let low), .string(let high)):
-                if PredicateParser.date(low) != nil && PredicateParser.date(high) != nil { return ("a.kind <> 1", false) }
-                guard options.isEmpty else { return textOnly }
-                return ("a.kind = 0 AND a.text BETWEEN \(parameters.add(low)) AND \(parameters.add(high))", true)
+                let texts = "a.kind = 0 AND \(column) BETWEEN \(text(low)) AND \(text(high))"
+                guard let from = PredicateParser.date(low), let to = PredicateParser.date(high) else { return (texts, true) }
+                let dates = "a.kind = 2 AND a.number BETWEEN \(parameters.add(from.timeIntervalSinceReferenceDate)) AND \(parameters.add(to.timeIntervalSinceReferenceDate))"
+                return ("(\(dates)) OR (\(texts))", true)
             default:
                 return ("FALSE", true)
             }
-        case .beginsWith:
-            guard case .string(let prefix) = values.first else { return ("FALSE", true) }
-            guard options.isEmpty else { return textOnly }
-            return ("a.kind = 0 AND starts_with(a.text, \(parameters.add(prefix)))", true)
-        case .endsWith, .contains, .like, .matches:
+        case .beginsWith, .endsWith, .contains, .like:
+            guard case .string(let pattern) = values.first else { return ("FALSE", true) }
+            let folded = SearchIndex.fold(pattern, options: options.rawValue)
+            let value = parameters.add(comparison == .like ? likePattern(folded) : folded)
+            switch comparison {
+            case .beginsWith: return ("a.kind = 0 AND starts_with(\(column), \(value))", true)
+            case .endsWith: return ("a.kind = 0 AND right(\(column), char_length(\(value))) = \(value)", true)
+            case .contains: return ("a.kind = 0 AND strpos(\(column), \(value)) > 0", true)
+            default: return ("a.kind = 0 AND \(column) LIKE \(value)", true)
+            }
+        case .matches:
+            // Swift's regular expressions are not PostgreSQL's: only items with a text value are narrowed to.
             guard case .string = values.first else { return ("FALSE", true) }
-            return textOnly
+            return ("a.kind = 0", false)
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
             let symbol = comparison == .notEqual ? "<>" : comparison == .equal ? "=" : comparison.rawValue
             switch values.first {
             case .number(let number)?: return ("a.kind = 1 AND a.number \(symbol) \(parameters.add(number))", true)
             case .date(let date)?: return ("a.kind = 2 AND a.number \(symbol) \(parameters.add(date.timeIntervalSinceReferenceDate))", true)
-            case .string(let text)?:
-                if PredicateParser.date(text) != nil { return ("a.kind <> 1", false) }
-                guard options.isEmpty else { return textOnly }
-                return ("a.kind = 0 AND a.text \(symbol) \(parameters.add(text))", true)
+            case .string(let literal)?:
+                let texts = "a.kind = 0 AND \(column) \(symbol) \(text(literal))"
+                // An ISO-8601 string compared with a date attribute is that date.
+                guard let date = PredicateParser.date(literal) else { return (texts, true) }
+                return ("(a.kind = 2 AND a.number \(symbol) \(parameters.add(date.timeIntervalSinceReferenceDate))) OR (\(texts))", true)
             case .null?, nil:
                 return ("FALSE", true)
             }

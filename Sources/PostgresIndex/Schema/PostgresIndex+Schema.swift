@@ -72,8 +72,8 @@ extension PostgresIndex {
         DROP INDEX searchlight_items_store;
         """,
         // 3: filters, orders and facets read attribute rows, one per value, as the SQLite index's
-        // `item_attributes` (text in byte order, as SQLite's BINARY collation); typo tolerance walks the
-        // index's terms. The terms table has no unique key on purpose: concurrent writers add terms
+        // `item_attributes` (text in byte order, as SQLite's BINARY collation; folded texts are filled in by
+        // ``foldAttributeTexts()``, in Swift); typo tolerance walks the index's terms. The terms table has no unique key on purpose: concurrent writers add terms
         // without waiting on one another (a term two of them add at once is held twice, read once).
         """
         CREATE TABLE searchlight_attributes (
@@ -81,7 +81,11 @@ extension PostgresIndex {
             name text NOT NULL,
             kind smallint NOT NULL,
             number double precision,
-            text text COLLATE "C"
+            text text COLLATE "C",
+            -- The text folded as [c], [d] and [cd] compare it (Foundation's folding, done by the writer).
+            text_c text COLLATE "C",
+            text_d text COLLATE "C",
+            text_cd text COLLATE "C"
         );
         CREATE INDEX searchlight_attributes_item ON searchlight_attributes (uri, name);
         CREATE INDEX searchlight_attributes_number ON searchlight_attributes (name, number);
@@ -113,12 +117,31 @@ extension PostgresIndex {
             guard current <= Self.schemaVersion else { throw PostgresIndexError.schemaTooNew(found: current, supported: Self.schemaVersion) }
             for version in (current + 1)..<(Self.schemaVersion + 1) {
                 try await Self.execute(Self.migrations[version - 1], on: connection)
+                if version == 3 { try await foldAttributeTexts() }
                 try await Self.execute("INSERT INTO searchlight_schema (version) VALUES (\(version))", on: connection)
             }
             try await Self.execute("COMMIT", on: connection)
         } catch {
             try? await Self.execute("ROLLBACK", on: connection)
             throw Self.mapped(error)
+        }
+    }
+
+    /// Folds the texts of attribute rows that migration 3 read out of existing items, as the writer folds
+    /// new ones: Foundation's folding has no equal in SQL. Each distinct text is folded once.
+    func foldAttributeTexts() async throws(PostgresIndexError) {
+        let texts = try await rows("SELECT DISTINCT text FROM searchlight_attributes WHERE kind = 0 AND text_c IS NULL")
+            .map { row throws(PostgresIndexError) in try Self.decode(row, as: String.self) }
+        for start in stride(from: 0, to: texts.count, by: 10_000) {
+            let chunk = Array(texts[start..<min(start + 10_000, texts.count)])
+            var bindings = PostgresBindings()
+            bindings.append(chunk)
+            for options in 1...3 { bindings.append(chunk.map { SearchIndex.fold($0, options: options) }) }
+            _ = try await rows("""
+                UPDATE searchlight_attributes a SET text_c = u.c, text_d = u.d, text_cd = u.cd
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(t, c, d, cd)
+                WHERE a.kind = 0 AND a.text_c IS NULL AND a.text = u.t
+                """, bindings)
         }
     }
 

@@ -352,10 +352,13 @@ public final class PostgresIndexWriter: IndexWriter {
         bindings.append(values.map { Int16($0.2.kindCode) })
         bindings.append(values.map { $0.2.numberColumn ?? 0 })
         bindings.append(values.map { $0.2.textColumn ?? "" })
+        for options in 1...3 { bindings.append(values.map { $0.2.textColumn.map { SearchIndex.fold($0, options: options) } ?? "" }) }
         _ = try await PostgresIndex.rows("""
-            INSERT INTO searchlight_attributes (uri, name, kind, number, text)
-            SELECT u.uri, u.name, u.kind, CASE WHEN u.kind <> 0 THEN u.number END, CASE WHEN u.kind = 0 THEN u.text END
-            FROM unnest($1::text[], $2::text[], $3::int2[], $4::float8[], $5::text[]) AS u(uri, name, kind, number, text)
+            INSERT INTO searchlight_attributes (uri, name, kind, number, text, text_c, text_d, text_cd)
+            SELECT u.uri, u.name, u.kind, CASE WHEN u.kind <> 0 THEN u.number END, CASE WHEN u.kind = 0 THEN u.text END,
+                   CASE WHEN u.kind = 0 THEN u.c END, CASE WHEN u.kind = 0 THEN u.d END, CASE WHEN u.kind = 0 THEN u.cd END
+            FROM unnest($1::text[], $2::text[], $3::int2[], $4::float8[], $5::text[], $6::text[], $7::text[], $8::text[])
+                 AS u(uri, name, kind, number, text, c, d, cd)
             """, bindings, on: connection)
     }
 
@@ -512,7 +515,7 @@ public final class PostgresIndexWriter: IndexWriter {
     /// Refreshes the planner's statistics after a bulk write (a first export of many items).
     public func optimize() async throws(PostgresIndexError) {
         try await exclusive { () async throws(PostgresIndexError) in
-            try await PostgresIndex.execute("ANALYZE searchlight_items", on: connection)
+            try await PostgresIndex.execute("ANALYZE searchlight_items, searchlight_attributes, searchlight_terms", on: connection)
         }
     }
 

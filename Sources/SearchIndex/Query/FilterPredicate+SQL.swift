@@ -116,7 +116,7 @@ extension FilterPredicate {
 
 extension SearchIndex {
     /// Text folded as `[c]` (1), `[d]` (2) or `[cd]` (3) compare it; unchanged for 0.
-    static func fold(_ text: String, options: Int) -> String {
+    package static func fold(_ text: String, options: Int) -> String {
         var folding: String.CompareOptions = []
         if options & FilterPredicate.Options.caseInsensitive.rawValue != 0 { folding.insert(.caseInsensitive) }
         if options & FilterPredicate.Options.diacriticInsensitive.rawValue != 0 { folding.insert(.diacriticInsensitive) }
