@@ -69,5 +69,16 @@ enum PredicateTarget {
             }
         }
         if counts[0] != counts[1] { fatalError("the two forms of \(text.debugDescription) disagree: \(counts)") }
+        // The filter decided in Swift (the PostgreSQL backend's check) keeps exactly the items SQLite keeps.
+        let (sql, arguments) = predicate.sql(correlated: false)
+        let kept = (try? database.read { db in try Int64.fetchAll(db, sql: "SELECT i.id FROM items i WHERE \(sql) ORDER BY i.id", arguments: arguments) }) ?? []
+        let decided = attributes.filter { predicate.isSatisfied(by: $0.value) }.map(\.key).sorted()
+        if kept != decided { fatalError("Swift keeps \(decided), SQLite \(kept) for \(text.debugDescription)") }
     }
+
+    /// The items' attributes as the schema above holds them.
+    static let attributes: [Int64: [String: [FilterValue]]] = [
+        1: ["population": [.number(3_777_491)], "country": [.string("JP")], "updated": [.date(Date(timeIntervalSinceReferenceDate: 737_000_000))]],
+        2: ["country": [.string("Zürich")], "name": [.string("São Paulo")]],
+    ]
 }
