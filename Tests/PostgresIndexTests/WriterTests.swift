@@ -66,7 +66,19 @@ struct WriterTests {
         search.typoTolerance = false
         #expect(try await index.search(search).hits.map(\.uri) == [renamed.uri])
         #expect(try await index.statistics().itemsPerEntity == ["Thing": 4])
-        #expect(try await writer.removeStore(uuid: "S") == 4)
+        // NUL, which PostgreSQL's text cannot hold, is stored as U+FFFD: the batch is written (not refused
+        // on every retry), the item found by its words and its attribute.
+        var nul = Self.item("S", 6, "nul\u{0}name")
+        nul.text = ["inside\u{0}text"]
+        nul.attributes = ["tag": [.string("a\u{0}b")]]
+        #expect(try await writer.apply(Self.batch("S", token: 5, upserts: [nul])) == BatchResult(inserted: 1))
+        search.query = "inside"
+        #expect(try await index.search(search).hits.map(\.uri) == [nul.uri])
+        var tagged = SearchRequest(query: nil)
+        tagged.filter = "tag == 'a\u{FFFD}b'"
+        #expect(try await index.search(tagged).hits.map(\.uri) == [nul.uri])
+        #expect(try await index.dump().last?.displayName == "nul\u{FFFD}name")
+        #expect(try await writer.removeStore(uuid: "S") == 5)
         #expect(try await index.dump().isEmpty)
         #expect(try await index.checkpoint(storeUUID: "S") == nil)
         await writer.close()

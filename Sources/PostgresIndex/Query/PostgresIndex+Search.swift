@@ -175,7 +175,11 @@ struct PostgresSearch {
         } else if !spatial {
             // A filter PostgreSQL decides exactly is ordered and paged there; the total and facets need every item.
             let paged = filterIsExact && request.facets.isEmpty
-            (matches, plan) = (try await rows(text: nil, scorer: nil, place: nil, firstInOrder: paged ? needed : nil), .filter)
+            if paged, let order = request.sortAttribute {
+                (matches, plan) = (try await filtered(in: order), .filter)
+            } else {
+                (matches, plan) = (try await rows(text: nil, scorer: nil, place: nil, walk: paged ? Walk(limit: needed) : nil), .filter)
+            }
             if paged && request.countsTotal {
                 var results = SearchResults(hits: page(of: matches).map { $0.hit(ranked: false) }, plan: plan, parsedQuery: nil)
                 results.total = try await count(locatedOnly: false)
@@ -283,30 +287,67 @@ struct PostgresSearch {
         } ?? 0
     }
 
-    /// The filter plan's order in SQL, as ``page(of:)`` orders: the attribute's lowest (highest) number,
-    /// else its lowest (highest) text, else last; then by static rank for relevance; then by URI.
-    func filterOrder(parameters: inout StatementParameters) -> (join: String, order: String) {
-        let rank = request.effectiveSort == .relevance ? "i.rank DESC, " : ""
-        guard let order = request.sortAttribute else { return ("", rank + "i.uri COLLATE \"C\"") }
-        let (aggregate, direction) = order.descending ? ("max", "DESC") : ("min", "ASC")
-        let join = """
-             LEFT JOIN LATERAL (
-                SELECT \(aggregate)(a.number) AS number, \(aggregate)(a.text) AS text
-                FROM searchlight_attributes a WHERE a.uri = i.uri AND a.name = \(parameters.add(order.name))
-            ) k ON true
-            """
-        let key = "k.number IS NULL, k.number \(direction), k.text IS NULL, CASE WHEN k.number IS NULL THEN k.text END \(direction), "
-        return (join, key + rank + "i.uri COLLATE \"C\"")
+    /// How the filter plan reads rows in the page's order and stops: what drives the statement (the items,
+    /// or an attribute's rows through its `(name, value)` index), its extra conditions, its order.
+    struct Walk {
+        var from = "searchlight_items i"
+        var conditions: [String] = []
+        var order = ""
+        var limit: Int
+    }
+
+    /// The filter plan ordered by an attribute, walked in order through the `(name, number)` and
+    /// `(name, text)` indexes and stopped at the page's end, as the SQLite index walks it: numbers (and
+    /// dates), then text, then items without the attribute; an item with several values counts at its
+    /// first (lowest ascending, highest descending). Equal values come by static rank, then URI (PostgreSQL
+    /// sorts each run of equal values as the walk meets it).
+    func filtered(in order: AttributeOrder) async throws(PostgresIndexError) -> [Match] {
+        let direction = order.descending ? "DESC" : "ASC"
+        let tieOrder = (request.effectiveSort == .relevance ? "i.rank DESC, " : "") + "i.uri COLLATE \"C\""
+        var page: [Match] = []
+        var seen = Set<String>()
+        for column in ["number", "text"] where page.count < needed {
+            // An item holds a few values at most: rows are read a page (and more) at a time until `needed` items came.
+            var limit = needed
+            while true {
+                var walk = Walk(from: "searchlight_attributes s JOIN searchlight_items i ON i.uri = s.uri", limit: limit)
+                walk.conditions = ["s.name = $NAME", "s.\(column) IS NOT NULL"]
+                if column == "text" { walk.conditions.append("NOT EXISTS (SELECT 1 FROM searchlight_attributes n WHERE n.uri = i.uri AND n.name = $NAME AND n.number IS NOT NULL)") }
+                walk.order = "s.\(column) \(direction), " + tieOrder
+                let rows = try await self.rows(text: nil, scorer: nil, place: nil, walk: walk, walkName: order.name)
+                var found: [Match] = []
+                var ids = seen
+                for row in rows where ids.insert(row.candidate.uri).inserted { found.append(row) }
+                if page.count + found.count >= needed || rows.count < limit {
+                    page += found
+                    seen = ids
+                    break
+                }
+                limit = limit.multipliedReportingOverflow(by: 4).overflow ? Int.max : limit * 4
+            }
+        }
+        if page.count < needed {
+            var walk = Walk(limit: needed - page.count)
+            walk.conditions = ["NOT EXISTS (SELECT 1 FROM searchlight_attributes n WHERE n.uri = i.uri AND n.name = $NAME)"]
+            walk.order = tieOrder
+            page += try await rows(text: nil, scorer: nil, place: nil, walk: walk, walkName: order.name)
+        }
+        return page
     }
 
     /// Every row matching the words (if any) inside the region (if any) that the filter keeps, refined
     /// and scored (a row without words scores its static rank, as the SQLite index's filter plan). With
-    /// `firstInOrder` (the filter plan, its filter exact in SQL), only that many rows, in the page's order.
-    func rows(text: TextQuery?, scorer: OpaquePointer?, place: Region?, firstInOrder: Int? = nil) async throws(PostgresIndexError) -> [Match] {
+    /// a `walk` (the filter plan, its filter exact in SQL), only its first rows in its order; `$NAME` in
+    /// its conditions stands for `walkName`.
+    func rows(text: TextQuery?, scorer: OpaquePointer?, place: Region?, walk: Walk? = nil, walkName: String = "") async throws(PostgresIndexError) -> [Match] {
         var parameters = StatementParameters()
         var conditions: [String] = []
         var columns = "i.uri, i.entity, i.display_name, i.latitude, i.longitude, i.rank, i.value_lengths, i.name_positions, i.title_positions, i.text_positions, i.keyword_positions"
-        var from = "searchlight_items i"
+        var from = walk?.from ?? "searchlight_items i"
+        if let walk, !walk.conditions.isEmpty {
+            let name = walk.conditions.contains { $0.contains("$NAME") } ? parameters.add(walkName) : ""
+            conditions += walk.conditions.map { $0.replacingOccurrences(of: "$NAME", with: name) }
+        }
         if let text, let tsquery = text.tsquery {
             conditions.append("i.terms @@ \(parameters.add(tsquery))::tsquery")
             let exact = parameters.add(text.exactLexemes), prefixes = parameters.add(text.prefixes)
@@ -348,14 +389,12 @@ struct PostgresSearch {
         case nil:
             break
         }
-        var sql = "SELECT \(columns) FROM \(from)"
-        var ordering = ""
-        if let limit = firstInOrder {
-            let order = filterOrder(parameters: &parameters)
-            sql += order.join
-            ordering = " ORDER BY \(order.order) LIMIT \(parameters.add(Int64(clamping: limit)))"
+        var sql = "SELECT \(columns) FROM \(from)" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+        if let walk {
+            // As ``page(of:)`` orders the filter plan: by static rank for relevance, then by URI.
+            let order = walk.order.isEmpty ? (request.effectiveSort == .relevance ? "i.rank DESC, " : "") + "i.uri COLLATE \"C\"" : walk.order
+            sql += " ORDER BY \(order) LIMIT \(parameters.add(Int64(clamping: walk.limit)))"
         }
-        sql += (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) + ordering
         var matches: [Match] = []
         for row in try await query(sql, parameters) {
             let (uri, entity, name, latitude, longitude, rank, lengths, namePositions, titlePositions, textPositions, keywordPositions, lexemes, positions, weights,

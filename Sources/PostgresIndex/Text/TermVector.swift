@@ -48,7 +48,9 @@ struct TermVector {
         var kept: [String] = []
         for lexeme in order {
             let length = lexeme.utf8.count
-            guard length > 0, length <= Self.maximumLexemeBytes, bytes + length < Self.maximumBytes, let list = positions[lexeme] else { continue }
+            // PostgreSQL's text holds no NUL: a lexeme with one (the tokenizer makes none) is left out.
+            guard length > 0, length <= Self.maximumLexemeBytes, bytes + length < Self.maximumBytes, !lexeme.utf8.contains(0),
+                  let list = positions[lexeme] else { continue }
             bytes += length + 8
             // PostgreSQL keeps a lexeme's positions distinct and sorted; the first occurrence of each wins.
             var seen = Set<Int>()

@@ -24,10 +24,21 @@ struct ItemRow {
         var item = prepared.item
         // As the SQLite index: a place only when both coordinates are valid.
         if !item.hasLocation { (item.latitude, item.longitude) = (nil, nil) }
+        // PostgreSQL's text holds no NUL (a batch holding one would fail on every retry): stored as U+FFFD.
+        // Tokens are unaffected (the tokenizer never makes one of a NUL).
+        item.entity = Self.withoutNUL(item.entity)
+        item.displayName = Self.withoutNUL(item.displayName)
+        item.title = Self.withoutNUL(item.title)
+        item.attributes = item.attributes.reduce(into: [:]) { attributes, entry in
+            attributes[Self.withoutNUL(entry.key)] = entry.value.map { value in
+                if case .string(let text) = value { return .string(Self.withoutNUL(text)) }
+                return value
+            }
+        }
         self.item = item
-        text = prepared.text
-        keywords = prepared.keywords
-        attributes = prepared.attributes
+        text = Self.withoutNUL(prepared.text)
+        keywords = Self.withoutNUL(prepared.keywords)
+        attributes = Self.withoutNUL(prepared.attributes)
         valueLengths = prepared.tokens?.valueLengths ?? ""
         vector = TermVector(prepared)
         attributeRows = item.attributes.sorted { $0.key < $1.key }.flatMap { name, values in values.filter(\.isFinite).map { (name, $0) } }
@@ -36,6 +47,11 @@ struct ItemRow {
                       item.longitude.map { "\($0)" } ?? "", item.date.map { "\($0.timeIntervalSinceReferenceDate)" } ?? "",
                       "\(item.rank)", attributes]
         digest = FNV1a.hex(fields.joined(separator: "\u{1E}"))
+    }
+
+    /// The text with every NUL replaced by U+FFFD (the text itself when it holds none).
+    static func withoutNUL(_ text: String) -> String {
+        text.utf8.contains(0) ? String(text.unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : Character($0) }) : text
     }
 
     /// Changes to the ranking's statistics: items and each column's positions.
