@@ -159,7 +159,8 @@ struct WriterTests {
         try await PostgresIndex.execute(PostgresIndex.migrations[0] + PostgresIndex.migrations[1] + "INSERT INTO searchlight_schema (version) VALUES (2)",
                                         on: connection)
         // An item as schema 2 wrote it: attributes only in their canonical text (SearchIndex.encoded), an empty list among them.
-        let attributes = "country=sJP\u{1E}sAsia\u{1D}empty=\u{1D}founded=d-10000000000.0\u{1D}population=n13960000.0"
+        // Malformed values (a number that is not one, an unknown kind, a pair without '=') are left out, not fatal.
+        let attributes = "bad=nfoo\u{1E}x1\u{1E}d\u{1D}country=sJP\u{1E}sAsia\u{1D}empty=\u{1D}founded=d-10000000000.0\u{1D}junk\u{1D}population=n13960000.0\u{1E}ninf"
         var bindings = PostgresBindings()
         bindings.append(attributes)
         _ = try await PostgresIndex.rows("""

@@ -9,7 +9,7 @@ import Testing
 struct FilterEvaluationPropertyTests {
     static let names = ["a", "b", "c"]
     static let strings = ["Tokyo", "tokyo", "Tōkyō", "TOKYO", "kyo", "Kyō", "abc", "ab*c", "a?c", "a\\c", "", "2024-05-10",
-                          "2024-05-10T14:14:07Z", "é", "e\u{301}", "Z", "東京", "ß", "SS", "x[y]"]
+                          "2024-05-10T14:14:07Z", "é", "e\u{301}", "Z", "東京", "ß", "SS", "x[y]", "a*\u{301}", "[\u{301}b"]
     static let numbers: [Double] = [-1, 0, 1, 2.5, 10, 1e9]
     static let dates = ["2024-05-10T00:00:00Z", "2024-05-10T14:14:07Z", "2001-01-01T00:00:00Z"].compactMap(PredicateParser.date)
 
@@ -29,7 +29,7 @@ struct FilterEvaluationPropertyTests {
         case 2: return "\(numbers.randomElement(using: &generator) ?? 0)"
         case 3: return "CAST('\(["2024-05-10T14:14:07Z", "2024-05-10T00:00:00Z", "2001-01-01T00:00:00Z"].randomElement(using: &generator) ?? "")', 'NSDate')"
         case 4: return "'2024-05-1\(Int.random(in: 0...1, using: &generator))'"
-        case 5: return ["\"*kyo\"", "\"t?kyo\"", "\"T*\"", "\"a\\\\*c\"", "\".*ky.*\"", "\"[a-z]+\""].randomElement(using: &generator) ?? "\"\""
+        case 5: return ["\"*kyo\"", "\"t?kyo\"", "\"T*\"", "\"a\\\\*c\"", "\".*ky.*\"", "\"[a-z]+\"", "\"*\\\\*\u{301}\"", "\"[\u{301}*\""].randomElement(using: &generator) ?? "\"\""
         default: return ["nil", "YES", "NO"].randomElement(using: &generator) ?? "nil"
         }
     }

@@ -225,13 +225,16 @@ struct PostgresSearch {
 
     /// How many matches carry each value of an attribute (an item counted once per distinct value).
     static func facet(_ name: String, of matches: [Match]) -> Facet {
-        struct Group: Hashable { var kind: Int, number: Double?, text: String? }
+        // Texts grouped by their bytes, as SQLite's GROUP BY does (String's == would merge `é` and `e\u{301}`).
+        struct Group: Hashable { var kind: Int, number: Double?, text: [UInt8]? }
         var counts: [Group: Int] = [:]
         for match in matches {
-            let groups = Set((match.attributes[name] ?? []).map { Group(kind: $0.kindCode, number: $0.numberColumn, text: $0.textColumn) })
+            let groups = Set((match.attributes[name] ?? []).map { Group(kind: $0.kindCode, number: $0.numberColumn, text: $0.textColumn.map { Array($0.utf8) }) })
             for group in groups { counts[group, default: 0] += 1 }
         }
-        return Facet(name, groups: counts.map { (kind: $0.key.kind, number: $0.key.number, text: $0.key.text, items: $0.value) })
+        return Facet(name, groups: counts.map { group, items in
+            (kind: group.kind, number: group.number, text: group.text.map { String(decoding: $0, as: UTF8.self) }, items: items)
+        })
     }
 
     /// A scorer with the query's statistics: rows, each column's average positions, each phrase's rows.
@@ -299,8 +302,8 @@ struct PostgresSearch {
     /// The filter plan ordered by an attribute, walked in order through the `(name, number)` and
     /// `(name, text)` indexes and stopped at the page's end, as the SQLite index walks it: numbers (and
     /// dates), then text, then items without the attribute; an item with several values counts at its
-    /// first (lowest ascending, highest descending). Equal values come by static rank, then URI (PostgreSQL
-    /// sorts each run of equal values as the walk meets it).
+    /// first (lowest ascending, highest descending). Unlike SQLite's walk (index order), equal values come
+    /// by static rank, then URI: PostgreSQL sorts each run of equal values as the walk meets it.
     func filtered(in order: AttributeOrder) async throws(PostgresIndexError) -> [Match] {
         let direction = order.descending ? "DESC" : "ASC"
         let tieOrder = (request.effectiveSort == .relevance ? "i.rank DESC, " : "") + "i.uri COLLATE \"C\""

@@ -27,7 +27,7 @@ extension PostgresSearch {
             if comparison == .notEqual {
                 return condition(.not(.comparison(attribute: attribute, operator: .equal, options: options, values: values)), parameters: &parameters)
             }
-            let name = parameters.add(attribute)
+            let name = parameters.add(ItemRow.withoutNUL(attribute))
             if values == [.null] { return ("NOT EXISTS (SELECT 1 FROM searchlight_attributes a WHERE a.uri = i.uri AND a.name = \(name))", true) }
             let row = rowCondition(comparison, options: options, values: values, parameters: &parameters)
             return ("EXISTS (SELECT 1 FROM searchlight_attributes a WHERE a.uri = i.uri AND a.name = \(name) AND (\(row.sql)))", row.exact)
@@ -62,7 +62,8 @@ extension PostgresSearch {
                                      parameters: inout StatementParameters) -> (sql: String, exact: Bool) {
         // The text as `[c]`, `[d]` or `[cd]` compares it (folded by the writer), and a literal folded alike.
         let column = ["a.text", "a.text_c", "a.text_d", "a.text_cd"][options.rawValue & 3]
-        func text(_ literal: String) -> String { parameters.add(SearchIndex.fold(literal, options: options.rawValue)) }
+        // A NUL is stored as U+FFFD (PostgreSQL's text holds none), so a literal's is compared as one too.
+        func text(_ literal: String) -> String { parameters.add(SearchIndex.fold(ItemRow.withoutNUL(literal), options: options.rawValue)) }
         switch comparison {
         case .in:
             let parts = values.map { rowCondition(.equal, options: options, values: [$0], parameters: &parameters) }
@@ -85,7 +86,7 @@ extension PostgresSearch {
             }
         case .beginsWith, .endsWith, .contains, .like:
             guard case .string(let pattern) = values.first else { return ("FALSE", true) }
-            let folded = SearchIndex.fold(pattern, options: options.rawValue)
+            let folded = SearchIndex.fold(ItemRow.withoutNUL(pattern), options: options.rawValue)
             let value = parameters.add(comparison == .like ? likePattern(folded) : folded)
             switch comparison {
             case .beginsWith: return ("a.kind = 0 AND starts_with(\(column), \(value))", true)

@@ -95,11 +95,15 @@ extension PostgresIndex {
         FROM searchlight_items i
         CROSS JOIN LATERAL unnest(string_to_array(i.attributes, E'\\x1D')) AS p(pair)
         CROSS JOIN LATERAL unnest(string_to_array(substr(p.pair, strpos(p.pair, '=') + 1), E'\\x1E')) AS e(value)
+        -- Only what reads as a value: a text, or a finite number or date (a malformed one is left out, never
+        -- cast into an error that would stop every exporter at this migration).
         CROSS JOIN LATERAL (SELECT CASE left(e.value, 1) WHEN 's' THEN 0 WHEN 'n' THEN 1 ELSE 2 END AS kind,
-                                   CASE WHEN left(e.value, 1) IN ('n', 'd') THEN substr(e.value, 2)::double precision END AS number,
+                                   CASE WHEN left(e.value, 1) IN ('n', 'd')
+                                         AND substr(e.value, 2) ~ '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
+                                        THEN substr(e.value, 2)::double precision END AS number,
                                    CASE WHEN left(e.value, 1) = 's' THEN substr(e.value, 2) END AS text) v
-        WHERE i.attributes <> '' AND strpos(p.pair, '=') > 0
-          AND (v.number IS NULL OR v.number NOT IN ('Infinity'::float8, '-Infinity'::float8, 'NaN'::float8));
+        WHERE i.attributes <> '' AND strpos(p.pair, '=') > 0 AND (v.text IS NOT NULL OR v.number IS NOT NULL)
+          AND (v.number IS NULL OR v.number NOT IN ('Infinity'::float8, '-Infinity'::float8));
         CREATE TABLE searchlight_terms (term text COLLATE "C" NOT NULL);
         CREATE INDEX searchlight_terms_term ON searchlight_terms (term);
         INSERT INTO searchlight_terms (term)

@@ -97,7 +97,10 @@ extension FilterPredicate {
     static func glob(_ pattern: String) -> String {
         var result = ""
         var escaped = false
-        for character in pattern {
+        // Scalar by scalar, as GLOB reads it: a backslash or bracket followed by a combining mark is one
+        // Character but two of GLOB's characters, and must be seen as what it is.
+        for scalar in pattern.unicodeScalars {
+            let character = Character(scalar)
             if escaped {
                 result += character == "[" ? "[[]" : character == "]" ? "[]]" : character == "*" ? "[*]" : character == "?" ? "[?]" : String(character)
                 escaped = false

@@ -47,7 +47,7 @@ extension Search {
             guard let value = values[candidate.id] else { return .missing }
             return order.descending ? value.high : value.low
         }
-        // Ties in index order: the order items were first indexed in.
+        // Ties by relevance or distance, then in index order (the order items were first indexed in).
         let base = request.orderKey
         let sorted = candidates.sorted { a, b in
             let (x, y) = (key(a), key(b))

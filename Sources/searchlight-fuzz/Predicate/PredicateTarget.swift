@@ -71,7 +71,12 @@ enum PredicateTarget {
         if counts[0] != counts[1] { fatalError("the two forms of \(text.debugDescription) disagree: \(counts)") }
         // The filter decided in Swift (the PostgreSQL backend's check) keeps exactly the items SQLite keeps.
         let (sql, arguments) = predicate.sql(correlated: false)
-        let kept = (try? database.read { db in try Int64.fetchAll(db, sql: "SELECT i.id FROM items i WHERE \(sql) ORDER BY i.id", arguments: arguments) }) ?? []
+        let kept: [Int64]
+        do {
+            kept = try database.read { db in try Int64.fetchAll(db, sql: "SELECT i.id FROM items i WHERE \(sql) ORDER BY i.id", arguments: arguments) }
+        } catch {
+            fatalError("SQLite refuses the compiled predicate of \(text.debugDescription): \(sql): \(error)")
+        }
         let decided = attributes.filter { predicate.isSatisfied(by: $0.value) }.map(\.key).sorted()
         if kept != decided { fatalError("Swift keeps \(decided), SQLite \(kept) for \(text.debugDescription)") }
     }
