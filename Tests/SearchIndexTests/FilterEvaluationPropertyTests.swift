@@ -85,6 +85,14 @@ struct FilterEvaluationPropertyTests {
         #expect(informative > compared / 3, "most predicates should keep some items and drop others")
     }
 
+    @Test("a NUL in a filter is refused at its position: SQLite would compare the pattern cut short at it (found by the fuzzer)")
+    func nul() {
+        #expect(throws: SearchIndexError.invalidPredicate(reason: "a filter cannot contain the NUL character", position: 18)) {
+            try PredicateParser.parse("name MATCHES '[A\u{01}\u{0}-Z].*'")
+        }
+        #expect(throws: SearchIndexError.self) { try PredicateParser.parse("name == $X", variables: ["X": "a\u{0}b"]) }
+    }
+
     @Test("LIKE's wildcards: star, question mark, escapes, a trailing backslash")
     func wildcards() {
         func like(_ pattern: String, _ text: String) -> Bool { FilterPredicate.wildcard(Array(pattern.unicodeScalars), matches: Array(text.unicodeScalars)) }

@@ -27,6 +27,14 @@ public struct PredicateParser {
         guard text.unicodeScalars.count <= maximumLength else {
             throw .invalidPredicate(reason: "the predicate is longer than \(maximumLength) characters", position: maximumLength)
         }
+        // SQLite hands a text argument to a function up to its first NUL: a pattern or value holding one
+        // would be compared cut short. No filter needs one.
+        if let nul = text.unicodeScalars.firstIndex(of: "\u{0}") {
+            throw .invalidPredicate(reason: "a filter cannot contain the NUL character", position: text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: nul) + 1)
+        }
+        if let name = variables?.first(where: { $0.value.unicodeScalars.contains("\u{0}") })?.key {
+            throw .invalidPredicate(reason: "the value of $\(name) contains the NUL character, which a filter cannot hold", position: 1)
+        }
         var parser = PredicateParser(text: text, variables: variables)
         try parser.tokenize()
         let predicate = try parser.parseOr()
