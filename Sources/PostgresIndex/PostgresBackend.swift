@@ -44,6 +44,7 @@ extension PostgresIndexError {
         case .search(let error): error
         case .unsupported: .unsupported(message: description)
         case .schemaTooNew(let found, _): .newerSchema(path: "the PostgreSQL database", version: found)
+        case .schemaTooOld: .needsUpgrade(path: "the PostgreSQL database")
         case .unreachable, .connectionLost, .writerActive, .checkpointMoved: .backend(message: description, isTemporary: true)
         default: .backend(message: description, isTemporary: false)
         }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SearchIndex
+import Synchronization
 
 /// Searchlight's index on PostgreSQL + PostGIS: the items, checkpoints and answers of an SQLite index
 /// file, in one database that many exporters write and many readers (and replicas) search.
@@ -17,6 +18,9 @@ public final class PostgresIndex: Sendable {
     /// One connection per index value: PostgreSQL runs its statements one after another, and
     /// postgres-nio queues concurrent searches on it.
     let connection: PostgresConnection
+    /// The schema version the database held when this index opened it (after migrating, for a writer):
+    /// a reader of an older one answers what it can and says how to migrate for what it cannot.
+    let openedSchema = Atomic<Int>(0)
 
     /// Logs nothing: errors reach the caller as ``PostgresIndexError``.
     static let logger: Logger = {
@@ -37,7 +41,9 @@ public final class PostgresIndex: Sendable {
         let connection = try await connect(location)
         let index = PostgresIndex(location: location, connection: connection)
         do {
-            if creating { try await index.migrate() } else { try await index.checkSchema() }
+            try await index.checkEncoding()
+            if creating { try await index.migrate() }
+            index.openedSchema.store(try await index.checkSchema(), ordering: .relaxed)
         } catch {
             await index.close()
             throw error

@@ -21,6 +21,10 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
     case checkpointMoved(storeUUID: String, expected: Int64, found: Int64?)
     /// The database holds a newer schema than this build knows.
     case schemaTooNew(found: Int, supported: Int)
+    /// The database holds an older schema than searches need (a reader never migrates).
+    case schemaTooOld(found: Int, needed: Int)
+    /// The database's encoding is not UTF-8: lengths and prefixes of terms would be counted in bytes.
+    case notUTF8(location: String, encoding: String)
     /// The database has no Searchlight index (a reader never creates one).
     case notAnIndex(location: String)
     /// A request the PostgreSQL backend does not answer yet, and what to do instead.
@@ -53,6 +57,10 @@ public enum PostgresIndexError: Error, Sendable, Equatable, CustomStringConverti
                 + "another process wrote it: run the exporter again"
         case .schemaTooNew(let found, let supported):
             return "the database holds index schema \(found), newer than this searchctl's \(supported); use a newer searchctl"
+        case .schemaTooOld(let found, let needed):
+            return "the database holds index schema \(found); searches need schema \(needed): run `searchctl index` with this build once (any store) to migrate it"
+        case .notUTF8(let location, let encoding):
+            return "\(location) is encoded as \(encoding), not UTF8: create the database with `createdb -E UTF8 -T template0 …` (or `initdb -E UTF8`) and index again"
         case .notAnIndex(let location):
             return "\(location) holds no Searchlight index; create it with `searchctl index --store S --index \(location)`"
         case .unsupported(let what, let instead):

@@ -138,6 +138,10 @@ struct WriterTests {
         // A reader reads it as it is (status says schema 1); the first writer migrates it.
         #expect(try await reader.statistics().schemaVersion == 1)
         #expect(try await reader.checkpoint(storeUUID: "S")?.token == 7)
+        // Searches need what schema 3 added: refused with the way to migrate, not a missing table.
+        let old = await Self.failure { _ = try await reader.search(SearchRequest(query: "tokyo")) }
+        #expect(old == .schemaTooOld(found: 1, needed: PostgresIndex.schemaVersion))
+        #expect(old?.description.contains("run `searchctl index` with this build once") == true)
         await reader.close()
         let index = try await PostgresIndex.open(location, creating: true)
         #expect(try await index.statistics().schemaVersion == PostgresIndex.schemaVersion)
@@ -190,6 +194,14 @@ struct WriterTests {
         let location = try PostgresLocation(cluster.url())
         let empty = await Self.failure { _ = try await PostgresIndex.open(location, creating: false) }
         #expect(empty == .notAnIndex(location: location.description))
+        // A database that is not UTF-8 (a C-locale initdb's default) is refused with how to create one.
+        let connection = try await PostgresIndex.connect(location)
+        try await PostgresIndex.execute("CREATE DATABASE ascii ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0", on: connection)
+        try await connection.close()
+        let ascii = try PostgresLocation(cluster.url("ascii"))
+        let encoded = await Self.failure { _ = try await PostgresIndex.open(ascii, creating: true) }
+        #expect(encoded == .notUTF8(location: ascii.description, encoding: "SQL_ASCII"))
+        #expect(encoded?.description.contains("createdb -E UTF8") == true)
         #expect(empty?.description.contains("searchctl index --store S --index postgres://") == true)
         let closed = try PostgresLocation("postgres://nobody@127.0.0.1:\(try PostgresCluster.freePort())/none")
         let unreachable = await Self.failure { _ = try await PostgresIndex.open(closed, creating: false) }

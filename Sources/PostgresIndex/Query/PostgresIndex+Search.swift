@@ -38,6 +38,9 @@ extension PostgresIndex {
     /// order by attribute or distance, facets and the total need every match, typo matches included.
     func search(_ request: SearchRequest, log: StatementLog?) async throws(PostgresIndexError) -> SearchResults {
         if request.snippets { throw .unsupported("snippets", instead: "search without --snippets, or use an SQLite index") }
+        // Filters, orders, facets and typos read the tables schema 3 added.
+        let schema = openedSchema.load(ordering: .relaxed)
+        if schema < Self.schemaVersion { throw .schemaTooOld(found: schema, needed: Self.schemaVersion) }
         let typed: ParsedQuery?
         do { typed = try SearchIndex.validate(request) } catch { throw .search(error) }
         var request = request

@@ -149,13 +149,21 @@ extension PostgresIndex {
         }
     }
 
-    /// Checks that the database holds an index this build reads.
-    func checkSchema() async throws(PostgresIndexError) {
+    /// Checks that the database holds an index this build reads; returns its schema version.
+    func checkSchema() async throws(PostgresIndexError) -> Int {
         let exists = try await value("SELECT to_regclass('searchlight_schema') IS NOT NULL", as: Bool.self) ?? false
         guard exists else { throw .notAnIndex(location: location) }
         let version = try await value("SELECT max(version) FROM searchlight_schema", as: Int.self)
         guard let version, version >= 1 else { throw .notAnIndex(location: location) }
         guard version <= Self.schemaVersion else { throw .schemaTooNew(found: version, supported: Self.schemaVersion) }
+        return version
+    }
+
+    /// Refuses a database not encoded as UTF-8 (a C-locale `initdb` makes SQL_ASCII ones): term lengths,
+    /// prefixes and typo windows are counted in characters, which such a database counts as bytes.
+    func checkEncoding() async throws(PostgresIndexError) {
+        let encoding = try await value("SELECT pg_encoding_to_char(encoding) FROM pg_database WHERE datname = current_database()", as: String.self) ?? "UTF8"
+        guard encoding == "UTF8" else { throw .notUTF8(location: location, encoding: encoding) }
     }
 }
 #endif

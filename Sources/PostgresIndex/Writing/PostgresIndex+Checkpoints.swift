@@ -47,7 +47,8 @@ extension PostgresIndex {
         let located = try await value("SELECT count(*) FROM searchlight_items WHERE place IS NOT NULL", as: Int64.self) ?? 0
         let size = try await value("""
             SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
-            WHERE c.relname IN ('searchlight_items', 'searchlight_stores', 'searchlight_shown_values', 'searchlight_schema')
+            WHERE c.relkind = 'r' AND c.relname LIKE 'searchlight\\_%'
+              AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
             """, as: Int64.self) ?? 0
         // The database's own version: a reader of an older schema says so.
         let version = try await value("SELECT max(version) FROM searchlight_schema", as: Int.self) ?? 0

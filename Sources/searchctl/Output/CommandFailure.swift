@@ -125,10 +125,10 @@ func describe(_ error: any Error) -> (message: String, status: ExitStatus) {
         return (error.commandLineMessage, status)
     case let error as PostgresIndexError:
         let status: ExitStatus = switch error {
-        case .invalidLocation, .notBuilt, .unsupported, .refused: .usage
+        case .invalidLocation, .notBuilt, .unsupported, .refused, .notUTF8: .usage
         case .unreachable, .connectionLost, .writerActive, .checkpointMoved: .temporaryFailure
         case .notAnIndex: .noInput
-        case .schemaTooNew: .dataError
+        case .schemaTooNew, .schemaTooOld: .dataError
         case .server, .misuse: .software
         case .search(let inner): inner.exitStatus
         }
