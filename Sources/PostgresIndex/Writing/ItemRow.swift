@@ -16,37 +16,57 @@ struct ItemRow {
 
     var uri: String { item.uri }
 
+    /// What a row stores of a prepared item, before any tokenizing: its fields as PostgreSQL holds them
+    /// and their digest, enough to tell an unchanged item, which is then never tokenized.
+    struct Stored {
+        let item: IndexedItem
+        let text: String
+        let keywords: String
+        let attributes: String
+        let digest: String
+
+        init(_ prepared: PreparedItem) {
+            var item = prepared.item
+            // As the SQLite index: a place only when both coordinates are valid.
+            if !item.hasLocation { (item.latitude, item.longitude) = (nil, nil) }
+            // PostgreSQL's text holds no NUL (a batch holding one would fail on every retry): stored as U+FFFD.
+            // Tokens are unaffected (the tokenizer never makes one of a NUL).
+            if prepared.attributes.utf8.contains(0) {
+                item.attributes = item.attributes.reduce(into: [:]) { attributes, entry in
+                    attributes[ItemRow.withoutNUL(entry.key)] = entry.value.map { value in
+                        if case .string(let text) = value { return .string(ItemRow.withoutNUL(text)) }
+                        return value
+                    }
+                }
+            }
+            item.entity = ItemRow.withoutNUL(item.entity)
+            item.displayName = ItemRow.withoutNUL(item.displayName)
+            item.title = ItemRow.withoutNUL(item.title)
+            self.item = item
+            text = ItemRow.withoutNUL(prepared.text)
+            keywords = ItemRow.withoutNUL(prepared.keywords)
+            attributes = ItemRow.withoutNUL(prepared.attributes)
+            // Every stored field, in a fixed order; a field separator that cannot occur in the joined texts.
+            let fields = [item.entity, item.displayName, item.title, text, keywords, item.latitude.map { "\($0)" } ?? "",
+                          item.longitude.map { "\($0)" } ?? "", item.date.map { "\($0.timeIntervalSinceReferenceDate)" } ?? "",
+                          "\(item.rank)", attributes]
+            digest = FNV1a.hex(fields.joined(separator: "\u{1E}"))
+        }
+    }
+
     /// The row of a prepared item: its joined texts, attributes, value lengths and tokens are the ones the
-    /// SQLite index writes, made once.
-    init(_ prepared: PreparedItem) {
+    /// SQLite index writes, made once (`stored` already made of it).
+    init(_ prepared: PreparedItem, stored: Stored) {
         var prepared = prepared
         prepared.tokenize()
-        var item = prepared.item
-        // As the SQLite index: a place only when both coordinates are valid.
-        if !item.hasLocation { (item.latitude, item.longitude) = (nil, nil) }
-        // PostgreSQL's text holds no NUL (a batch holding one would fail on every retry): stored as U+FFFD.
-        // Tokens are unaffected (the tokenizer never makes one of a NUL).
-        item.entity = Self.withoutNUL(item.entity)
-        item.displayName = Self.withoutNUL(item.displayName)
-        item.title = Self.withoutNUL(item.title)
-        item.attributes = item.attributes.reduce(into: [:]) { attributes, entry in
-            attributes[Self.withoutNUL(entry.key)] = entry.value.map { value in
-                if case .string(let text) = value { return .string(Self.withoutNUL(text)) }
-                return value
-            }
-        }
-        self.item = item
-        text = Self.withoutNUL(prepared.text)
-        keywords = Self.withoutNUL(prepared.keywords)
-        attributes = Self.withoutNUL(prepared.attributes)
+        item = stored.item
+        text = stored.text
+        keywords = stored.keywords
+        attributes = stored.attributes
+        digest = stored.digest
         valueLengths = prepared.tokens?.valueLengths ?? ""
         vector = TermVector(prepared)
-        attributeRows = item.attributes.sorted { $0.key < $1.key }.flatMap { name, values in values.filter(\.isFinite).map { (name, $0) } }
-        // Every stored field, in a fixed order; a field separator that cannot occur in the joined texts.
-        let fields = [item.entity, item.displayName, item.title, text, keywords, item.latitude.map { "\($0)" } ?? "",
-                      item.longitude.map { "\($0)" } ?? "", item.date.map { "\($0.timeIntervalSinceReferenceDate)" } ?? "",
-                      "\(item.rank)", attributes]
-        digest = FNV1a.hex(fields.joined(separator: "\u{1E}"))
+        attributeRows = item.attributes.flatMap { name, values in values.filter(\.isFinite).map { (name, $0) } }
     }
 
     /// The text with every NUL replaced by U+FFFD (the text itself when it holds none).

@@ -261,22 +261,42 @@ public final class PostgresIndexWriter: IndexWriter {
         let prepared = batch.preparedUpserts
         var last: [String: Int] = [:]
         for (position, upsert) in prepared.enumerated() where !deleted.contains(upsert.item.uri) { last[upsert.item.uri] = position }
-        let rows = last.values.sorted().map { ItemRow(prepared[$0]) }
+        let upserts = last.values.sorted().map { (prepared[$0], ItemRow.Stored(prepared[$0])) }
         var result = BatchResult()
         var delta = ItemRow.Statistics()
+        // An item whose stored fields are unchanged is left alone, as the SQLite index leaves it (its
+        // generation raised, for a rebuild's sweep); only new and changed items are tokenized and written.
+        var existing: [String: String] = [:]
+        if !upserts.isEmpty {
+            var bindings = PostgresBindings()
+            bindings.append(upserts.map(\.1.item.uri))
+            for row in try await PostgresIndex.rows("SELECT uri, digest FROM searchlight_items WHERE uri = ANY($1::text[])", bindings, on: connection) {
+                let (uri, digest) = try PostgresIndex.decode(row, as: (String, String).self)
+                existing[uri] = digest
+            }
+        }
+        let unchanged = upserts.filter { existing[$0.1.item.uri] == $0.1.digest }.map(\.1.item.uri)
+        let rows = upserts.filter { existing[$0.1.item.uri] != $0.1.digest }.map { ItemRow($0.0, stored: $0.1) }
+        if !unchanged.isEmpty {
+            var bindings = PostgresBindings()
+            bindings.append(unchanged)
+            bindings.append(generation)
+            _ = try await PostgresIndex.rows("UPDATE searchlight_items SET generation = $2 WHERE uri = ANY($1::text[]) AND generation <> $2",
+                                             bindings, on: connection)
+        }
         // Replaced and deleted items go first; what they held leaves the statistics.
-        let touched = Array(Set(batch.deletes).union(rows.map(\.uri)))
-        var previous: [String: String] = [:]
+        let touched = Array(deleted.union(rows.map(\.uri)))
+        var previous = Set<String>()
         if !touched.isEmpty {
             var bindings = PostgresBindings()
             bindings.append(touched)
             let sql = """
                 DELETE FROM searchlight_items WHERE uri = ANY($1::text[])
-                RETURNING uri, digest, name_positions, title_positions, text_positions, keyword_positions
+                RETURNING uri, name_positions, title_positions, text_positions, keyword_positions
                 """
             for row in try await PostgresIndex.rows(sql, bindings, on: connection) {
-                let (uri, digest, name, title, text, keywords) = try PostgresIndex.decode(row, as: (String, String, Int32, Int32, Int32, Int32).self)
-                previous[uri] = digest
+                let (uri, name, title, text, keywords) = try PostgresIndex.decode(row, as: (String, Int32, Int32, Int32, Int32).self)
+                previous.insert(uri)
                 delta.subtract(name: Int(name), title: Int(title), text: Int(text), keywords: Int(keywords))
             }
         }
@@ -287,12 +307,9 @@ public final class PostgresIndexWriter: IndexWriter {
         }
         for row in rows {
             delta.add(row)
-            switch previous.removeValue(forKey: row.uri) {
-            case nil: result.inserted += 1
-            case row.digest: result.unchanged += 1
-            default: result.updated += 1
-            }
+            if previous.remove(row.uri) == nil { result.inserted += 1 } else { result.updated += 1 }
         }
+        result.unchanged = unchanged.count
         result.deleted = previous.count
         try await writeShownValues(batch)
         try await writeCheckpoint(batch.checkpoint, delta: delta)
