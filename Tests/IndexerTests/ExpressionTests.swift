@@ -1,5 +1,7 @@
 import CoreDataStore
+import Foundation
 @testable import Indexer
+import SeededRandom
 import Testing
 
 @Suite("Expressions and configuration")
@@ -44,6 +46,35 @@ struct ExpressionTests {
         #expect(join(values, [.string(", ")]) == .string("Roma, Rom, Rzym"))
         #expect(split(.list([.string("a|b"), .string("c")]), [.string("|")]).texts == ["a", "b", "c"])
         #expect(split(.string("whole"), []).texts == ["whole"] && split(.null, [.string(",")]).texts.isEmpty)
+    }
+
+    /// Pieces that test every rule the byte search stands in for: `\r\n`, combining and spacing marks, a
+    /// zero-width joiner, a prepended mark (U+0600), flags, Hangul syllables in jamo, emoji with modifiers,
+    /// a virama conjunct, and the three scalars canonically equal to an ASCII character.
+    static let splitPalette: [String] = [
+        "a", "b", "K", ";", "`", ",", " ", ", ", "\r", "\n", "\r\n", "|", "aa", "\u{301}", "\u{903}", "\u{200D}", "\u{600}",
+        "\u{1F1EB}", "\u{1F1F7}", "\u{1100}", "\u{1161}", "\u{11A8}", "\u{1F44D}", "\u{1F3FD}", "\u{FE0F}", "\u{20E3}",
+        "\u{915}", "\u{94D}", "\u{937}", "é", "e", "\u{37E}", "\u{1FEF}", "\u{212A}", "Москва", "東京", "\u{0}",
+    ]
+
+    @Test("componentsSeparatedByString: splits exactly as Foundation does, on 20,000 random texts and separators")
+    func splitMatchesFoundation() {
+        var generator = SeededGenerator(seed: 14)
+        let separators = [",", ", ", ";", "K", "`", "\r", "\n", "\r\n", "a", "aa", "|", " ", ",\r", "e"]
+        var mismatches: [String] = []
+        for _ in 0..<20_000 {
+            let text = (0..<Int.random(in: 0...12, using: &generator)).map { _ in Self.splitPalette.randomElement(using: &generator) ?? "" }.joined()
+            let separator = separators.randomElement(using: &generator) ?? ","
+            let expected = text.components(separatedBy: separator), found = text.componentsSplit(by: separator)
+            // Compared scalar by scalar: String's == would call canonically equal pieces equal.
+            if found.map({ Array($0.unicodeScalars) }) != expected.map({ Array($0.unicodeScalars) }) {
+                mismatches.append("\(text.unicodeScalars.map { String($0.value, radix: 16) }) by \(separator.debugDescription)")
+            }
+        }
+        let count = mismatches.count
+        #expect(count == 0, "texts split otherwise, e.g. \(mismatches.prefix(5))")
+        // A non-ASCII separator is Foundation's own search.
+        #expect("Roma · Rom".componentsSplit(by: " · ") == ["Roma", "Rom"])
     }
 
     @Test("zero configuration follows DESIGN §4")

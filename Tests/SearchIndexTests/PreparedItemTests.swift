@@ -123,6 +123,52 @@ struct PreparedItemTests {
         #expect(try tagged(plain).count == 48 && tagged(plain) == tagged(ahead))
     }
 
+    @Test("an old text's tokens made from the values it shares with the new text equal tokenizing it whole (5,000 random edits)")
+    func sharedValueStreams() throws {
+        var generator = SeededGenerator(seed: 31)
+        var spliced = 0
+        for _ in 0..<5_000 {
+            let new = (0..<Int.random(in: 0...6, using: &generator)).map { _ in Self.randomText(&generator, words: 3) }
+            var old = new
+            switch Int.random(in: 0..<4, using: &generator) {
+            case 0: if !old.isEmpty { old[Int.random(in: 0..<old.count, using: &generator)] = Self.randomText(&generator, words: 3) }
+            case 1: old.insert(Self.randomText(&generator, words: 3), at: Int.random(in: 0...old.count, using: &generator))
+            case 2: if !old.isEmpty { old.remove(at: Int.random(in: 0..<old.count, using: &generator)) }
+            default: old.shuffle(using: &generator)
+            }
+            let oldText = SearchIndex.joined(old), newText = SearchIndex.joined(new)
+            let newStream = try #require(SearchTokenizer.documentStream(of: newText))
+            let made = SearchTokenizer.documentStream(of: oldText, sharingValuesWith: newText, stream: newStream)
+            if made != nil { spliced += 1 }
+            #expect(made == SearchTokenizer.documentStream(of: oldText), "\(old) from \(new)")
+        }
+        #expect(spliced == 5_000)
+    }
+
+    @Test("a country renamed: its places' old texts, tokenized from their new ones, delete exactly what FTS5 holds")
+    func renamedRelatedValue() throws {
+        let plain = try Self.newIndex("plain-renamed"), ahead = try Self.newIndex("ahead-renamed")
+        var generator = SeededGenerator(seed: 32)
+        let first = Self.randomItems(count: 200, seed: 33).map { item in
+            var item = item
+            item.text = [Self.randomText(&generator, words: 2)] + item.text + ["Helvetia Confoederatio"]
+            return item
+        }
+        for index in [plain, ahead] { try index.apply(IndexBatch(prepared: first.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1))) }
+        let second = first.map { item in
+            var item = item
+            item.text[item.text.count - 1] = "Schweiz Suisse 🇨🇭"
+            return item
+        }
+        var prepared = second.map(PreparedItem.init)
+        try ahead.prepareReplacements(of: &prepared)
+        try plain.apply(IndexBatch(upserts: second, checkpoint: IndexFixtures.checkpoint(2)))
+        let result = try ahead.apply(IndexBatch(prepared: prepared, checkpoint: IndexFixtures.checkpoint(2)))
+        #expect(result.updated == 200)
+        #expect(try Self.contents(plain.path) == Self.contents(ahead.path))
+        #expect(try ahead.count(SearchRequest(query: "helvetia")) == 0 && ahead.count(SearchRequest(query: "suisse")) == 200)
+    }
+
     @Test("a batch's upserts changed after preparing are written as changed, not as prepared")
     func changedAfterPreparing() throws {
         let index = try Self.newIndex("changed")

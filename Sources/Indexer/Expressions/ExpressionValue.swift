@@ -79,7 +79,7 @@ public struct FunctionRegistry: Sendable {
         },
         "componentsSeparatedByString:": { receiver, arguments in
             guard let separator = arguments.first?.texts.first, !separator.isEmpty else { return .list(receiver.texts.map(ExpressionValue.string)) }
-            return .list(receiver.texts.flatMap { $0.components(separatedBy: separator) }.filter { !$0.isEmpty }.map(ExpressionValue.string))
+            return .list(receiver.texts.flatMap { $0.componentsSplit(by: separator) }.filter { !$0.isEmpty }.map(ExpressionValue.string))
         },
     ])
 

@@ -23,8 +23,17 @@ extension SearchIndex {
                 for column in 0..<4 {
                     let old: String = try row.text(column)
                     texts.append(old)
-                    streams.append(old == current[column] ? item.tokens?.streams[column] ?? SearchTokenizer.documentStream(of: old)
-                        : SearchTokenizer.documentStream(of: old))
+                    let stream = item.tokens?.streams[column]
+                    if old == current[column], let stream {
+                        streams.append(stream)
+                    } else if column >= 2, let stream {
+                        // A list of values (texts, keywords) that changed in one or two of them: the values
+                        // it shares with the new list reuse their tokens.
+                        streams.append(SearchTokenizer.documentStream(of: old, sharingValuesWith: current[column], stream: stream)
+                            ?? SearchTokenizer.documentStream(of: old))
+                    } else {
+                        streams.append(SearchTokenizer.documentStream(of: old))
+                    }
                 }
                 items[index].replaced = (texts, streams)
             }

@@ -8,7 +8,9 @@ import GRDB
 /// passes FTS5's integrity check. A tokenizer that emitted different tokens the second time would
 /// corrupt every index it touched. The document goes in a second time from its prepared token stream
 /// (what a first export offers FTS5) and is deleted by tokenizing: a replay that differed from
-/// tokenizing would fail the same check.
+/// tokenizing would fail the same check. Last, the input read as values joined by the field separator
+/// (U+001F) is tokenized from another list sharing its values (``SearchTokenizer/documentStream(of:sharingValuesWith:stream:)``,
+/// what re-indexing a renamed country's places does): it must give the stream tokenizing it whole gives.
 enum TokenizerTarget {
     static let database = FuzzDatabase.withTokenizer("""
         CREATE TABLE content (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
@@ -32,6 +34,14 @@ enum TokenizerTarget {
         }
         guard tokens.filter({ !$0.isPart }).map(\.text) == SearchTokenizer.tokens(in: text).map(\.text) else {
             fatalError("documents and queries see different words in \(text.debugDescription)")
+        }
+        let values = text.split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)
+        let reference = (values.reversed() + ["Confoederatio Helvetica"]).joined(separator: "\u{1F}")
+        if let referenceStream = SearchTokenizer.documentStream(of: reference), let whole = SearchTokenizer.documentStream(of: text) {
+            let shared = SearchTokenizer.documentStream(of: text, sharingValuesWith: reference, stream: referenceStream)
+            guard shared == whole else {
+                fatalError("the values of \(text.debugDescription) tokenize otherwise from \(reference.debugDescription): \(shared == nil ? "no splice" : "other tokens")")
+            }
         }
         do {
             try database.write { db in
