@@ -258,12 +258,19 @@ typedef struct FTS5Call {
     void *context;
     int (*xToken)(void *, int, const char *, int, int, int);
     TermCollector *collector;  // documents only: their terms feed the typo-tolerance term table
+    TokenizerShared *shared;
 } FTS5Call;
 
 static int fts5_emit(void *context, const char *token, int token_length, int start, int end, int colocated) {
     FTS5Call *call = context;
     if (call->collector) {
-        int rc = term_collector_add(call->collector, token, token_length);
+        int replacing = call->shared ? call->shared->replacing : 0;
+        int rc = SQLITE_OK;
+        if (replacing == SEARCHLIGHT_TERMS_OLD_ROW) {
+            rc = term_collector_add(call->shared->oldTerms, token, token_length);
+        } else if (replacing != SEARCHLIGHT_TERMS_NEW_ROW || !term_collector_contains(call->shared->oldTerms, token, token_length)) {
+            rc = term_collector_add(call->collector, token, token_length);
+        }
         if (rc != SQLITE_OK) return rc;
     }
     return call->xToken(call->context, colocated ? FTS5_TOKEN_COLOCATED : 0, token, token_length, start, end);
@@ -295,7 +302,7 @@ static int fts5_tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, con
                          int (*xToken)(void *, int, const char *, int, int, int)) {
     int document = (flags & FTS5_TOKENIZE_DOCUMENT) != 0;
     TokenizerShared *shared = ((Tokenizer *)tokenizer)->shared;
-    FTS5Call call = { context, xToken, document && shared && !shared->pausesTerms ? shared->terms : NULL };
+    FTS5Call call = { context, xToken, document && shared && !shared->pausesTerms ? shared->terms : NULL, shared };
     // A document prepared ahead on another thread: its stream, replayed (token_offers.c).
     TokenOffer *offer = document ? token_offers_take(shared, text, length) : NULL;
     if (offer) return replay(offer, &call);

@@ -88,6 +88,17 @@ int term_collector_add(TermCollector *collector, const char *term, int length) {
     return SQLITE_OK;
 }
 
+int term_collector_contains(TermCollector *collector, const char *term, int length) {
+    return collector && collector->capacity && contains(collector->slots, collector->capacity, term, length);
+}
+
+void term_collector_reset(TermCollector *collector) {
+    if (!collector) return;
+    if (collector->overflowed || collector->capacity > 4096) { term_collector_clear(collector); return; }
+    for (int i = 0; i < collector->capacity; i++) { free(collector->slots[i]); collector->slots[i] = NULL; }
+    collector->count = 0;
+}
+
 static int compare(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int searchlight_drain_terms(sqlite3 *db, void *context, searchlight_term_callback callback) {

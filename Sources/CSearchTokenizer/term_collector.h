@@ -12,5 +12,9 @@ TermCollector *term_collector_new(void);
 void term_collector_free(void *collector);
 /// Adds a token of a document, when it is long enough for typo tolerance. Returns an SQLite result code.
 int term_collector_add(TermCollector *collector, const char *term, int length);
+/// Whether the set holds the term.
+int term_collector_contains(TermCollector *collector, const char *term, int length);
+/// Empties the set, keeping its slots when they are few (it is emptied once per item re-indexed).
+void term_collector_reset(TermCollector *collector);
 
 #endif

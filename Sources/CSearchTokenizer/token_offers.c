@@ -21,7 +21,8 @@ TokenizerShared *tokenizer_shared_new(void) {
     TokenizerShared *shared = calloc(1, sizeof(TokenizerShared));
     if (!shared) return NULL;
     shared->terms = term_collector_new();
-    if (!shared->terms) { free(shared); return NULL; }
+    shared->oldTerms = term_collector_new();
+    if (!shared->terms || !shared->oldTerms) { term_collector_free(shared->terms); term_collector_free(shared->oldTerms); free(shared); return NULL; }
     return shared;
 }
 
@@ -29,6 +30,7 @@ void tokenizer_shared_free(void *pointer) {
     TokenizerShared *shared = pointer;
     if (!shared) return;
     term_collector_free(shared->terms);
+    term_collector_free(shared->oldTerms);
     for (int i = 0; i < SEARCHLIGHT_MAXIMUM_OFFERS; i++) {
         free(shared->offers[i].text);
         free(shared->offers[i].stream);
@@ -100,6 +102,13 @@ int searchlight_offer_tokens(void *offers, const char *text, int length, const u
 void searchlight_pause_terms(void *offers, int paused) {
     TokenizerShared *shared = offers;
     if (shared) shared->pausesTerms = paused;
+}
+
+void searchlight_replacing_terms(void *offers, int stage) {
+    TokenizerShared *shared = offers;
+    if (!shared) return;
+    if (stage == SEARCHLIGHT_TERMS_OLD_ROW || stage == 0) term_collector_reset(shared->oldTerms);
+    shared->replacing = stage == SEARCHLIGHT_TERMS_OLD_ROW || stage == SEARCHLIGHT_TERMS_NEW_ROW ? stage : 0;
 }
 
 void searchlight_withdraw_tokens(void *offers) {

@@ -22,6 +22,10 @@ enum { SEARCHLIGHT_MAXIMUM_OFFERS = 8 };
 typedef struct TokenizerShared {
     TermCollector *terms;
     int pausesTerms;          // a bulk export refreshes the term table from the vocabulary at its end instead
+    // Replacing an item's text (searchlight_replacing_terms): its old row's terms, recorded while FTS5
+    // deletes it, are in the term table already; its new row's terms are collected only when not among them.
+    int replacing;            // 0, SEARCHLIGHT_TERMS_OLD_ROW or SEARCHLIGHT_TERMS_NEW_ROW
+    TermCollector *oldTerms;
     TokenOffer offers[SEARCHLIGHT_MAXIMUM_OFFERS];
     int offerCount;
 } TokenizerShared;

@@ -247,4 +247,33 @@ struct TypoToleranceTests {
         try index.apply(IndexBatch(upserts: [IndexFixtures.item(3, "Nagoya", store: "STORE-B")], checkpoint: exporting(3, done: true)))
         #expect(try terms() == ["kyoto", "osaka", "nagoya"])
     }
+
+    @Test("the dictionary holds every indexed term of 4+ letters after random inserts, replacements read ahead or not, and deletes")
+    func dictionaryCoversEveryTerm() throws {
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("typos-random.searchindex").path, mode: .readWrite(permissions: nil))
+        var generator = SeededGenerator(seed: 41)
+        var items = PreparedItemTests.randomItems(count: 120, seed: 42)
+        try index.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
+        for round in 2...30 {
+            // A third of the items change one text value (a renamed country), gain one, or get a new name.
+            var changed: [IndexedItem] = []
+            for position in items.indices where Int.random(in: 0..<3, using: &generator) == 0 {
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0 where !items[position].text.isEmpty:
+                    items[position].text[items[position].text.count - 1] = PreparedItemTests.randomText(&generator, words: 3) + " r\(round)x\(position)"
+                case 1: items[position].text.append("Added\(round)word\(position)")
+                default: items[position].displayName = PreparedItemTests.randomText(&generator, words: 2) + " Renamed\(round)"
+                }
+                changed.append(items[position])
+            }
+            let deletes = Int.random(in: 0..<2, using: &generator) == 0 && !items.isEmpty ? [items.removeLast().uri] : []
+            var prepared = changed.map(PreparedItem.init)
+            if round % 2 == 0 { try index.prepareReplacements(of: &prepared) }
+            try index.apply(IndexBatch(prepared: prepared, deletes: deletes, checkpoint: IndexFixtures.checkpoint(Int64(round))))
+            let missing = try index.read { db in
+                try String.fetchAll(db, sql: "SELECT term FROM items_vocab WHERE length(term) >= 4 EXCEPT SELECT term FROM item_terms")
+            }
+            #expect(missing.isEmpty, "round \(round): \(missing.prefix(5))")
+        }
+    }
 }

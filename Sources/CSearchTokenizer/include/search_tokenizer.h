@@ -44,6 +44,16 @@ int searchlight_offer_tokens(void *offers, const char *text, int length, const u
 /// export, which refreshes the term table from the vocabulary at its end, has no use for them.
 void searchlight_pause_terms(void *offers, int paused);
 
+/// Stages of replacing one item's text, for the typo term table: SEARCHLIGHT_TERMS_OLD_ROW before FTS5
+/// deletes the old row (its terms are recorded, not collected: the table has them since that row was
+/// written), SEARCHLIGHT_TERMS_NEW_ROW before it inserts the new one (only terms the old row lacked are
+/// collected), 0 after (every document's terms are collected again). A renamed country's places hand the
+/// table a few new words each instead of all their words twice. Deleting a row under OLD_ROW, then 0,
+/// collects nothing of it.
+#define SEARCHLIGHT_TERMS_OLD_ROW 1
+#define SEARCHLIGHT_TERMS_NEW_ROW 2
+void searchlight_replacing_terms(void *offers, int stage);
+
 /// Withdraws every offer (used or not).
 void searchlight_withdraw_tokens(void *offers);
 

@@ -35,7 +35,7 @@ extension SearchIndex {
         let deleted = Set(batch.deletes)
         // Looking statements up by their SQL text for every item cost more than hashing is worth.
         let statements = try UpsertStatements(db)
-        for uri in batch.deletes where try delete(uri: uri, removals: statements.removals, db: db) { result.deleted += 1 }
+        for uri in batch.deletes where try delete(uri: uri, removals: statements.removals, offers: statements.tokenOffers, db: db) { result.deleted += 1 }
         if batch.forgetsStoreShownValues { try db.execute(sql: "DELETE FROM shown_values WHERE store_id = ?", arguments: [storeID]) }
         if !batch.forgottenShownValues.isEmpty || !batch.shownValues.isEmpty {
             let forget = try db.cachedStatement(sql: "DELETE FROM shown_values WHERE uri = ?")
