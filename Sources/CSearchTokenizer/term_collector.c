@@ -93,7 +93,7 @@ int term_collector_contains(TermCollector *collector, const char *term, int leng
 }
 
 void term_collector_reset(TermCollector *collector) {
-    if (!collector) return;
+    if (!collector || (!collector->count && !collector->overflowed)) return;
     if (collector->overflowed || collector->capacity > 4096) { term_collector_clear(collector); return; }
     for (int i = 0; i < collector->capacity; i++) { free(collector->slots[i]); collector->slots[i] = NULL; }
     collector->count = 0;

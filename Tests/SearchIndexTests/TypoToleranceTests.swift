@@ -267,6 +267,13 @@ struct TypoToleranceTests {
                 changed.append(items[position])
             }
             let deletes = Int.random(in: 0..<2, using: &generator) == 0 && !items.isEmpty ? [items.removeLast().uri] : []
+            // New items after the deletes: a delete's term stage must not outlast it.
+            for fresh in PreparedItemTests.randomItems(count: 2, seed: UInt64(100 + round), prefix: "Fresh\(round) ") {
+                var item = fresh
+                item.uri += "-\(round)"
+                items.append(item)
+                changed.append(item)
+            }
             var prepared = changed.map(PreparedItem.init)
             if round % 2 == 0 { try index.prepareReplacements(of: &prepared) }
             try index.apply(IndexBatch(prepared: prepared, deletes: deletes, checkpoint: IndexFixtures.checkpoint(Int64(round))))
