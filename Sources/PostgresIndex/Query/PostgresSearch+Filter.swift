@@ -34,24 +34,17 @@ extension PostgresSearch {
         }
     }
 
-    /// NSPredicate's LIKE pattern (`*`, `?`, a backslash taking the next character literally, a trailing
-    /// one dropped) as PostgreSQL's (`%`, `_`, escaped with a backslash).
+    /// NSPredicate's LIKE pattern as PostgreSQL's: `%`, `_`, and a literal `%`, `_` or backslash escaped
+    /// with a backslash.
     static func likePattern(_ pattern: String) -> String {
         var result = ""
-        var escaped = false
-        for character in pattern.unicodeScalars {
-            if escaped {
-                if character == "%" || character == "_" || character == "\\" { result.unicodeScalars.append("\\") }
-                result.unicodeScalars.append(character)
-                escaped = false
-                continue
-            }
-            switch character {
-            case "\\": escaped = true
-            case "*": result += "%"
-            case "?": result += "_"
-            case "%", "_": result += "\\" + String(character)
-            default: result.unicodeScalars.append(character)
+        for element in LikePattern(pattern).elements {
+            switch element {
+            case .any: result += "%"
+            case .one: result += "_"
+            case .scalar(let scalar):
+                if scalar == "%" || scalar == "_" || scalar == "\\" { result += "\\" }
+                result.unicodeScalars.append(scalar)
             }
         }
         return result

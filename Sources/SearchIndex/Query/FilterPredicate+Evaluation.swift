@@ -61,7 +61,7 @@ extension FilterPredicate {
             case .beginsWith: return text.utf8.starts(with: pattern.utf8)
             case .endsWith: return text.utf8.reversed().starts(with: pattern.utf8.reversed())
             case .contains: return pattern.isEmpty || Self.bytes(of: text, contain: pattern)
-            case .like: return Self.wildcard(Array(pattern.unicodeScalars), matches: Array(text.unicodeScalars))
+            case .like: return LikePattern(pattern).matches(Array(text.unicodeScalars))
             default:
                 guard let regex = try? Regex(pattern) else { return false }
                 return (try? regex.wholeMatch(in: text)) != nil
@@ -109,41 +109,5 @@ extension FilterPredicate {
         let haystack = Array(text.utf8), needle = Array(needle.utf8)
         guard needle.count <= haystack.count else { return false }
         return (0...(haystack.count - needle.count)).contains { start in haystack[start..<(start + needle.count)].elementsEqual(needle) }
-    }
-
-    /// NSPredicate's LIKE as the SQLite index runs it (through ``glob(_:)``): `*` any scalars, `?` one,
-    /// a backslash takes the next scalar literally (a trailing one is dropped).
-    static func wildcard(_ pattern: [Unicode.Scalar], matches text: [Unicode.Scalar]) -> Bool {
-        enum Token: Equatable { case scalar(Unicode.Scalar), one, any }
-        var tokens: [Token] = []
-        var escaped = false
-        for scalar in pattern {
-            if escaped { tokens.append(.scalar(scalar)); escaped = false; continue }
-            switch scalar {
-            case "\\": escaped = true
-            case "*": tokens.append(.any)
-            case "?": tokens.append(.one)
-            default: tokens.append(.scalar(scalar))
-            }
-        }
-        // Greedy with one backtrack point: the last `*` seen (linear in practice, never exponential).
-        var (t, s) = (0, 0)
-        var star: (token: Int, scalar: Int)?
-        while s < text.count {
-            if t < tokens.count, tokens[t] == .one || tokens[t] == .scalar(text[s]) {
-                t += 1
-                s += 1
-            } else if t < tokens.count, tokens[t] == .any {
-                star = (t, s)
-                t += 1
-            } else if let last = star {
-                star = (last.token, last.scalar + 1)
-                (t, s) = (last.token + 1, last.scalar + 1)
-            } else {
-                return false
-            }
-        }
-        while t < tokens.count, tokens[t] == .any { t += 1 }
-        return t == tokens.count
     }
 }

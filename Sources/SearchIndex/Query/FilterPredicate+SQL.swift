@@ -73,7 +73,7 @@ extension FilterPredicate {
             case .beginsWith: return ("a.kind = 0 AND substr(\(column), 1, length(?)) = ?", [value, value])
             case .endsWith: return ("a.kind = 0 AND (? = '' OR (length(\(column)) >= length(?) AND substr(\(column), -length(?)) = ?))", [value, value, value, value])
             case .contains: return ("a.kind = 0 AND instr(\(column), ?) > 0", [value])
-            case .like: return ("a.kind = 0 AND \(column) GLOB ?", [Self.glob(value)])
+            case .like: return ("a.kind = 0 AND \(column) GLOB ?", [LikePattern(value).glob])
             default: return ("a.kind = 0 AND searchlight_matches(\(column), ?)", [value])
             }
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
@@ -91,29 +91,6 @@ extension FilterPredicate {
                 return ("0", [])
             }
         }
-    }
-
-    /// NSPredicate's LIKE pattern (`*`, `?`, backslash escapes) as an SQLite GLOB pattern.
-    static func glob(_ pattern: String) -> String {
-        var result = ""
-        var escaped = false
-        // Scalar by scalar, as GLOB reads it: a backslash or bracket followed by a combining mark is one
-        // Character but two of GLOB's characters, and must be seen as what it is.
-        for scalar in pattern.unicodeScalars {
-            let character = Character(scalar)
-            if escaped {
-                result += character == "[" ? "[[]" : character == "]" ? "[]]" : character == "*" ? "[*]" : character == "?" ? "[?]" : String(character)
-                escaped = false
-                continue
-            }
-            switch character {
-            case "\\": escaped = true
-            case "[": result += "[[]"
-            case "]": result += "[]]"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 }
 
