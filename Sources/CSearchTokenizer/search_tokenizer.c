@@ -387,3 +387,102 @@ int searchlight_prepare_tokens(const char *text, int length, unsigned char *buff
     int rc = tokenize_with(thread_tokenizer, text, length, 1, &writer, stream_emit);
     return rc < 0 ? -1 : writer.length;
 }
+
+// MARK: streams from shared values
+
+// A value of a joined text: its bytes, and (for the reference) the run of its records in the stream.
+typedef struct Value {
+    int start, end;
+    int runStart, runEnd;
+    unsigned long long hash;
+} Value;
+
+// A stream writer that moves every token's byte range by `shift` (a value tokenized alone, placed in its text).
+typedef struct ShiftedWriter {
+    StreamWriter *writer;
+    int shift;
+} ShiftedWriter;
+
+static int shifted_emit(void *context, const char *token, int token_length, int start, int end, int colocated) {
+    ShiftedWriter *shifted = context;
+    return stream_emit(shifted->writer, token, token_length, start + shifted->shift, end + shifted->shift, colocated);
+}
+
+// The values of a text joined by U+001F; NULL when memory runs out.
+static Value *split_values(const char *text, int length, int *count) {
+    int values = 1;
+    for (int i = 0; i < length; i++) values += text[i] == 0x1F;
+    Value *result = calloc((size_t)values, sizeof(Value));
+    if (!result) return NULL;
+    int value = 0, start = 0;
+    for (int i = 0; i <= length; i++) {
+        if (i < length && text[i] != 0x1F) continue;
+        unsigned long long hash = 1469598103934665603ULL;  // FNV-1a
+        for (int j = start; j < i; j++) { hash ^= (unsigned char)text[j]; hash *= 1099511628211ULL; }
+        result[value++] = (Value){ start, i, 0, 0, hash };
+        start = i + 1;
+    }
+    *count = values;
+    return result;
+}
+
+static int holds_joiner(const char *text, int length) {
+    for (int i = 0; i + 2 < length; i++) {
+        if ((unsigned char)text[i] == 0xE2 && (unsigned char)text[i + 1] == 0x80 && (unsigned char)text[i + 2] == 0x8D) return 1;
+    }
+    return 0;
+}
+
+// What the tokens of each value depend on, and the one exception, are in the header. The reference's
+// records are assigned to its values by their start (records come in text order, so each value's are one
+// run); a record that crosses a separator makes the splice refuse.
+int searchlight_prepare_tokens_sharing(const char *text, int length, const char *reference, int referenceLength,
+                                       const unsigned char *referenceStream, int referenceStreamLength,
+                                       unsigned char *buffer, int capacity) {
+    if (length < 0 || referenceLength < 0 || referenceStreamLength < 0) return -1;
+    if (holds_joiner(text, length) || holds_joiner(reference, referenceLength)) return -2;
+    if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
+    if (!thread_tokenizer) return -1;
+    int referenceCount = 0, textCount = 0;
+    Value *references = split_values(reference, referenceLength, &referenceCount);
+    Value *values = references ? split_values(text, length, &textCount) : NULL;
+    if (!values) { free(references); return -1; }
+    int result = -2;
+    int at = 0, value = 0, status;
+    TokenRecord record;
+    while (1) {
+        int recordStart = at;
+        if ((status = token_stream_next(referenceStream, referenceStreamLength, &at, &record)) != 1) break;
+        while (value < referenceCount && record.start >= references[value].end) value++;
+        if (value == referenceCount || record.start < references[value].start || record.end > references[value].end) { status = -1; break; }
+        if (references[value].runEnd == references[value].runStart) references[value].runStart = recordStart;
+        references[value].runEnd = at;
+    }
+    if (status == 0) {
+        StreamWriter writer = { buffer, capacity, 0 };
+        result = 0;
+        for (int v = 0; v < textCount && result == 0; v++) {
+            const Value *own = &values[v];
+            int size = own->end - own->start, shared = -1;
+            for (int r = 0; r < referenceCount && shared < 0; r++) {
+                const Value *candidate = &references[r];
+                if (candidate->hash == own->hash && candidate->end - candidate->start == size
+                    && (size == 0 || memcmp(reference + candidate->start, text + own->start, (size_t)size) == 0)) shared = r;
+            }
+            if (shared >= 0) {
+                // The shared value's records, moved from where it stands in the reference to where it stands here.
+                int shift = own->start - references[shared].start, run = references[shared].runStart;
+                while (run < references[shared].runEnd && token_stream_next(referenceStream, references[shared].runEnd, &run, &record) == 1) {
+                    stream_emit(&writer, record.token, record.length, record.start + shift, record.end + shift, record.colocated);
+                }
+            } else if (size > 0) {
+                ShiftedWriter shifted = { &writer, own->start };
+                if (tokenize_with(thread_tokenizer, text + own->start, size, 1, &shifted, shifted_emit) < 0) result = -1;
+            }
+        }
+        if (result == 0) result = writer.length;
+    }
+    free(references);
+    free(values);
+    return result;
+}

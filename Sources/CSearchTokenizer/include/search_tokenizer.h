@@ -31,6 +31,18 @@ int searchlight_tokenize(const char *text, int length, int withParts, void *cont
 /// full length: when that exceeds `capacity`, call again with a buffer that large. -1 when ICU fails.
 int searchlight_prepare_tokens(const char *text, int length, unsigned char *buffer, int capacity);
 
+/// The stream of `text` — values joined by U+001F — made from the stream of `reference`, another such list
+/// that shares most of its values (an item's old text and its new one): a shared value's tokens are copied,
+/// moved to where the value stands in `text`, and only the other values are tokenized. Returns as
+/// `searchlight_prepare_tokens` does, and -2 when the splice cannot be trusted (the caller then tokenizes
+/// `text` whole). ICU breaks words on both sides of the separator, so each value's tokens depend on that
+/// value alone — except after a zero-width joiner (U+200D) that follows the separator: it attaches to it
+/// (UAX #29 WB4) and joins the pictograph after it (WB3c), and one that is also a letter (ℹ, Ⓜ, 🅰) carries
+/// the word on, so a text or reference holding U+200D gives -2.
+int searchlight_prepare_tokens_sharing(const char *text, int length, const char *reference, int referenceLength,
+                                       const unsigned char *referenceStream, int referenceStreamLength,
+                                       unsigned char *buffer, int capacity);
+
 /// The connection's token offers, for `searchlight_offer_tokens`; NULL when the tokenizer is not
 /// registered on it. Valid as long as the connection.
 void *searchlight_token_offers(sqlite3 *db);
