@@ -267,12 +267,12 @@ struct TypoToleranceTests {
                 changed.append(items[position])
             }
             let deletes = Int.random(in: 0..<2, using: &generator) == 0 && !items.isEmpty ? [items.removeLast().uri] : []
-            // New items after the deletes: a delete's term stage must not outlast it.
+            // New items first, right after the deletes: a delete's term stage must not outlast it.
             for fresh in PreparedItemTests.randomItems(count: 2, seed: UInt64(100 + round), prefix: "Fresh\(round) ") {
                 var item = fresh
                 item.uri += "-\(round)"
                 items.append(item)
-                changed.append(item)
+                changed.insert(item, at: 0)
             }
             var prepared = changed.map(PreparedItem.init)
             if round % 2 == 0 { try index.prepareReplacements(of: &prepared) }

@@ -35,7 +35,7 @@ extension SearchIndex {
         let deleted = Set(batch.deletes)
         // Looking statements up by their SQL text for every item cost more than hashing is worth.
         let statements = try UpsertStatements(db)
-        for uri in batch.deletes where try delete(uri: uri, removals: statements.removals, offers: statements.tokenOffers, db: db) { result.deleted += 1 }
+        for uri in batch.deletes where try delete(uri: uri, removals: statements.removals, db: db) { result.deleted += 1 }
         if batch.forgetsStoreShownValues { try db.execute(sql: "DELETE FROM shown_values WHERE store_id = ?", arguments: [storeID]) }
         if !batch.forgottenShownValues.isEmpty || !batch.shownValues.isEmpty {
             let forget = try db.cachedStatement(sql: "DELETE FROM shown_values WHERE uri = ?")
@@ -78,10 +78,9 @@ extension SearchIndex {
         /// An update's removals: the old text out of FTS5, the old place and attributes (a rename's per-item writes).
         let removals: RemovalStatements
         /// The connection tokenizer's offers: FTS5 takes an item's prepared tokens from them.
-        let tokenOffers: UnsafeMutableRawPointer?
+        var tokenOffers: UnsafeMutableRawPointer? { removals.tokenOffers }
 
         init(_ db: Database) throws {
-            tokenOffers = searchlight_token_offers(db.sqliteConnection)
             existing = try db.cachedStatement(sql: """
                 SELECT i.id, i.display_name, t.title, t.text, t.keywords, i.entity, i.latitude, i.longitude, i.date, i.rank, i.attributes
                 FROM items i JOIN item_texts t ON t.id = i.id WHERE i.uri = ?
@@ -108,8 +107,11 @@ extension SearchIndex {
     /// or page, bound through the C API (the update path, deletes, a store's removal, a rebuild's sweep).
     struct RemovalStatements {
         let removeText, removePlace, removeAttributes, removeItem, removeItemTexts: Statement
+        /// The connection tokenizer's offers, which also keep the typo term table's replacement stage.
+        let tokenOffers: UnsafeMutableRawPointer?
 
         init(_ db: Database) throws {
+            tokenOffers = searchlight_token_offers(db.sqliteConnection)
             // FTS5's delete of an external-content row: it must be told the old values to find their tokens.
             removeText = try db.cachedStatement(sql: "INSERT INTO items_fts (items_fts, rowid, display_name, title, text, keywords) VALUES ('delete', ?, ?, ?, ?, ?)")
             removePlace = try db.cachedStatement(sql: "DELETE FROM items_geo WHERE id = ?")
@@ -119,11 +121,23 @@ extension SearchIndex {
         }
 
         /// Takes an item's old text out of FTS5: row `(id, display_name, title, text, keywords, …)`.
+        ///
+        /// Its words are recorded, not collected for the typo term table, which has them since the row was
+        /// written; a new text inserted next collects only the words the old one lacked, until
+        /// ``endReplacement()`` (`searchlight_replacing_terms`). A renamed country's places hand the table
+        /// their new words instead of all their words twice.
         func removeText(_ old: Row, db: Database) throws {
+            if let tokenOffers { searchlight_replacing_terms(tokenOffers, SEARCHLIGHT_TERMS_OLD_ROW) }
             let handle = removeText.sqliteStatement
             sqlite3_reset(handle)
             for column in 0..<5 { SQLiteCall.bind(old[column] as DatabaseValue, handle, Int32(column + 1)) }
             try SearchIndex.step(removeText, db: db)
+            if let tokenOffers { searchlight_replacing_terms(tokenOffers, SEARCHLIGHT_TERMS_NEW_ROW) }
+        }
+
+        /// Ends what ``removeText(_:db:)`` began: every document's words are collected again.
+        func endReplacement() {
+            if let tokenOffers { searchlight_replacing_terms(tokenOffers, 0) }
         }
 
         /// Runs a one-parameter removal (`removePlace`, `removeAttributes`, …) for an item.
@@ -135,6 +149,7 @@ extension SearchIndex {
         /// Removes the item of a row `(id, display_name, title, text, keywords)` from every table.
         func delete(_ old: Row, db: Database) throws {
             let id: Int64 = old[0]
+            defer { endReplacement() }
             try removeText(old, db: db)
             for statement in [removeItem, removeItemTexts, removePlace, removeAttributes] { try remove(statement, id: id, db: db) }
         }

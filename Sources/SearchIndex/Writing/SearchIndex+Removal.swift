@@ -41,9 +41,9 @@ extension SearchIndex {
                     WHERE i.id > ? AND i.store_id = ? ORDER BY i.id LIMIT ?
                     """, arguments: [after, storeID, batchSize])
                 let removals = try RemovalStatements(db)
+                // Deletes collect no terms (RemovalStatements.removeText); the table is brought back to the
+                // vocabulary at the end.
                 for row in rows { try removals.delete(row, db: db) }
-                // The deleted items' terms are not new; the table is brought back to the vocabulary at the end.
-                TermDictionary.discardNewTerms(db)
                 removed += rows.count
                 guard let last = rows.last else {
                     try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = ?", arguments: [storeID])
@@ -101,7 +101,6 @@ extension SearchIndex {
                     """, arguments: [storeID, after, batchSize])
                 let removals = try RemovalStatements(db)
                 for row in rows { try removals.delete(row, db: db) }
-                TermDictionary.discardNewTerms(db)
                 removed += rows.count
                 guard let last = rows.last else {
                     try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = ?", arguments: [storeID])

@@ -52,10 +52,8 @@ extension SearchIndex {
             if existing == nil { prepared.tokenize() }
         }
         var isNew = false
-        // Set while the old text leaves FTS5 and the new one enters it: the typo term table then gets only
-        // the words the old text lacked (searchlight_replacing_terms).
-        var replacesTerms = false
-        defer { if replacesTerms, let offers = statements.tokenOffers { searchlight_replacing_terms(offers, 0) } }
+        // An update's old text leaves FTS5 before its new text enters it: only then are words collected again.
+        defer { statements.removals.endReplacement() }
         if existing == nil {
             let insert = statements.insert
             try RowValues(prepared: prepared, storeID: storeID, location: location).bind(to: insert, startingAt: 1, uriFirst: true)
@@ -94,12 +92,7 @@ extension SearchIndex {
                 if let offers = statements.tokenOffers, let replaced = prepared.replaced {
                     for (text, stream) in zip(replaced.texts, replaced.streams) { offer(stream, for: text, to: offers) }
                 }
-                if let offers = statements.tokenOffers {
-                    replacesTerms = true
-                    searchlight_replacing_terms(offers, SEARCHLIGHT_TERMS_OLD_ROW)
-                }
                 try statements.removals.removeText(old, db: db)
-                if let offers = statements.tokenOffers { searchlight_replacing_terms(offers, SEARCHLIGHT_TERMS_NEW_ROW) }
             }
             // The row's value lengths come from the tokens (a no-op for an item prepared ahead).
             prepared.tokenize()
@@ -230,12 +223,9 @@ extension SearchIndex {
     }
 
     /// Removes an item; true when it existed.
-    static func delete(uri: String, removals: RemovalStatements, offers: UnsafeMutableRawPointer?, db: Database) throws -> Bool {
+    static func delete(uri: String, removals: RemovalStatements, db: Database) throws -> Bool {
         guard let old = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, display_name, title, text, keywords FROM items_content WHERE id = (SELECT id FROM items WHERE uri = ?)"),
                                          arguments: [uri]) else { return false }
-        // Its words are in the typo term table since it was written: FTS5's delete does not collect them again.
-        if let offers { searchlight_replacing_terms(offers, SEARCHLIGHT_TERMS_OLD_ROW) }
-        defer { if let offers { searchlight_replacing_terms(offers, 0) } }
         try removals.delete(old, db: db)
         return true
     }
