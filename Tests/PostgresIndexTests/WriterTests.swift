@@ -126,13 +126,8 @@ struct WriterTests {
         defer { cluster.stop() }
         let location = try PostgresLocation(cluster.url())
         // Schema 1 as a build of the time created it, with a store's checkpoint.
-        let connection = try await PostgresIndex.connect(location)
-        try await PostgresIndex.execute("CREATE TABLE searchlight_schema (version integer NOT NULL)", on: connection)
-        try await PostgresIndex.execute(PostgresIndex.migrations[0], on: connection)
-        try await PostgresIndex.execute("""
-            INSERT INTO searchlight_schema (version) VALUES (1);
-            INSERT INTO searchlight_stores (uuid, path, token, updated_at) VALUES ('S', '/stores/S.sqlite', 7, 0)
-            """, on: connection)
+        let connection = try await Self.database(atSchema: 1, location)
+        try await PostgresIndex.execute("INSERT INTO searchlight_stores (uuid, path, token, updated_at) VALUES ('S', '/stores/S.sqlite', 7, 0)", on: connection)
         try await connection.close()
         let reader = try await PostgresIndex.open(location, creating: false)
         // A reader reads it as it is (status says schema 1); the first writer migrates it.
@@ -158,10 +153,7 @@ struct WriterTests {
         guard let cluster = try Self.cluster() else { return }
         defer { cluster.stop() }
         let location = try PostgresLocation(cluster.url())
-        let connection = try await PostgresIndex.connect(location)
-        try await PostgresIndex.execute("CREATE TABLE searchlight_schema (version integer NOT NULL)", on: connection)
-        try await PostgresIndex.execute(PostgresIndex.migrations[0] + PostgresIndex.migrations[1] + "INSERT INTO searchlight_schema (version) VALUES (2)",
-                                        on: connection)
+        let connection = try await Self.database(atSchema: 2, location)
         // An item as schema 2 wrote it: attributes only in their canonical text (SearchIndex.encoded), an empty list among them.
         // Malformed values (a number that is not one, an unknown kind, a pair without '=') are left out, not fatal.
         let attributes = "bad=nfoo\u{1E}x1\u{1E}d\u{1D}country=sJP\u{1E}sAsia\u{1D}empty=\u{1D}founded=d-10000000000.0\u{1D}junk\u{1D}population=n13960000.0\u{1E}ninf"
@@ -261,6 +253,14 @@ struct WriterTests {
     }
 
     /// The error a body throws, or nil when it succeeds.
+    /// A connection to a database holding schema `version` as a build of its time created it.
+    static func database(atSchema version: Int, _ location: PostgresLocation) async throws -> PostgresConnection {
+        let connection = try await PostgresIndex.connect(location)
+        try await PostgresIndex.execute("CREATE TABLE searchlight_schema (version integer NOT NULL)", on: connection)
+        try await PostgresIndex.execute(PostgresIndex.migrations[0..<version].joined() + "INSERT INTO searchlight_schema (version) VALUES (\(version))", on: connection)
+        return connection
+    }
+
     static func failure(_ body: () async throws -> Void) async -> PostgresIndexError? {
         do { try await body() } catch { return error as? PostgresIndexError ?? .server(message: "\(error)", sqlState: nil) }
         return nil
