@@ -484,9 +484,52 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
     sqlite3_result_double(result, -score);
 }
 
+// searchlight_instances(items_fts): the row's phrase instances in the ranking's columns, as native int
+// triples (phrase, column, offset) in FTS5's order: what a term leader list keeps of each of its rows, so
+// that the scorer can score them again without FTS5.
+static void searchlight_instances(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
+                                  int argumentCount, sqlite3_value **arguments) {
+    (void)argumentCount; (void)arguments;
+    int instances = 0, rc;
+    if ((rc = api->xInstCount(context, &instances)) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
+    int columns = api->xColumnCount(context);
+    if (columns > TEXT_COLUMNS) columns = TEXT_COLUMNS;
+    int *triples = sqlite3_malloc64((sqlite3_uint64)(instances > 0 ? instances : 1) * 3 * sizeof(int));
+    if (!triples) { sqlite3_result_error_nomem(result); return; }
+    int gathered = 0;
+    for (int i = 0; i < instances; i++) {
+        int phrase = 0, column = 0, offset = 0;
+        if (api->xInst(context, i, &phrase, &column, &offset) != SQLITE_OK || column >= columns) continue;
+        triples[gathered * 3] = phrase;
+        triples[gathered * 3 + 1] = column;
+        triples[gathered * 3 + 2] = offset;
+        gathered++;
+    }
+    sqlite3_result_blob(result, triples, gathered * 3 * (int)sizeof(int), sqlite3_free);
+}
+
+// searchlight_statistics(items_fts): the rows FTS5 holds and each ranked column's average length, as
+// searchlight_rank computes them (five native doubles): a term leader list's scores are computed from them.
+static void searchlight_statistics(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
+                                   int argumentCount, sqlite3_value **arguments) {
+    (void)argumentCount; (void)arguments;
+    sqlite3_int64 rows = 0;
+    int rc = api->xRowCount(context, &rows), columns = api->xColumnCount(context);
+    if (rc != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
+    double statistics[1 + TEXT_COLUMNS] = { (double)rows, 1.0, 1.0, 1.0, 1.0 };
+    for (int column = 0; column < columns && column < TEXT_COLUMNS; column++) {
+        sqlite3_int64 total = 0;
+        if ((rc = api->xColumnTotalSize(context, column, &total)) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
+        statistics[1 + column] = rows > 0 && total > 0 ? (double)total / (double)rows : 1.0;
+    }
+    sqlite3_result_blob(result, statistics, (int)sizeof statistics, SQLITE_TRANSIENT);
+}
+
 int searchlight_register_rank(sqlite3 *db) {
     fts5_api *api = NULL;
     int rc = searchlight_fts5_api(db, &api);
     if (rc != SQLITE_OK) return rc;
+    if ((rc = api->xCreateFunction(api, "searchlight_instances", NULL, searchlight_instances, NULL)) != SQLITE_OK) return rc;
+    if ((rc = api->xCreateFunction(api, "searchlight_statistics", NULL, searchlight_statistics, NULL)) != SQLITE_OK) return rc;
     return api->xCreateFunction(api, "searchlight_rank", NULL, searchlight_rank, NULL);
 }

@@ -259,6 +259,7 @@ typedef struct FTS5Call {
     int (*xToken)(void *, int, const char *, int, int, int);
     TermCollector *collector;  // documents only: their terms feed the typo-tolerance term table
     TokenizerShared *shared;
+    int document;              // documents' tokens (written or deleted) touch the term leader lists
 } FTS5Call;
 
 static int fts5_emit(void *context, const char *token, int token_length, int start, int end, int colocated) {
@@ -273,6 +274,7 @@ static int fts5_emit(void *context, const char *token, int token_length, int sta
         }
         if (rc != SQLITE_OK) return rc;
     }
+    if (call->document && call->shared) tokenizer_shared_note_token(call->shared, token, token_length);
     return call->xToken(call->context, colocated ? FTS5_TOKEN_COLOCATED : 0, token, token_length, start, end);
 }
 
@@ -302,7 +304,7 @@ static int fts5_tokenize(Fts5Tokenizer *tokenizer, void *context, int flags, con
                          int (*xToken)(void *, int, const char *, int, int, int)) {
     int document = (flags & FTS5_TOKENIZE_DOCUMENT) != 0;
     TokenizerShared *shared = ((Tokenizer *)tokenizer)->shared;
-    FTS5Call call = { context, xToken, document && shared && !shared->pausesTerms ? shared->terms : NULL, shared };
+    FTS5Call call = { context, xToken, document && shared && !shared->pausesTerms ? shared->terms : NULL, shared, document };
     // A document prepared ahead on another thread: its stream, replayed (token_offers.c).
     TokenOffer *offer = document ? token_offers_take(shared, text, length) : NULL;
     if (offer) return replay(offer, &call);

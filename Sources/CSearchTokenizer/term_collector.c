@@ -15,7 +15,13 @@
 // refreshes the table from FTS5's vocabulary instead. Bounds memory when nobody drains (a 'rebuild').
 enum { MAXIMUM_TERMS = 1 << 20 };
 
-TermCollector *term_collector_new(void) { return calloc(1, sizeof(TermCollector)); }
+TermCollector *term_collector_new(void) {
+    TermCollector *collector = calloc(1, sizeof(TermCollector));
+    if (collector) collector->minimumScalars = SEARCHLIGHT_TYPO_MINIMUM_TERM;
+    return collector;
+}
+
+TermCollector *term_collector_new_any(void) { return calloc(1, sizeof(TermCollector)); }
 
 static void term_collector_clear(TermCollector *collector) {
     for (int i = 0; i < collector->capacity; i++) free(collector->slots[i]);
@@ -65,7 +71,7 @@ static int scalar_count(const char *bytes, int length) {
 
 int term_collector_add(TermCollector *collector, const char *term, int length) {
     if (!collector || collector->overflowed || length <= 0) return SQLITE_OK;
-    if (scalar_count(term, length) < SEARCHLIGHT_TYPO_MINIMUM_TERM) return SQLITE_OK;
+    if (collector->minimumScalars > 1 && scalar_count(term, length) < collector->minimumScalars) return SQLITE_OK;
     if (collector->capacity && contains(collector->slots, collector->capacity, term, length)) return SQLITE_OK;
     if (collector->count >= MAXIMUM_TERMS) { term_collector_clear(collector); collector->overflowed = 1; return SQLITE_OK; }
     if ((collector->count + 1) * 2 > collector->capacity) {

@@ -22,7 +22,10 @@ TokenizerShared *tokenizer_shared_new(void) {
     if (!shared) return NULL;
     shared->terms = term_collector_new();
     shared->oldTerms = term_collector_new();
-    if (!shared->terms || !shared->oldTerms) { term_collector_free(shared->terms); term_collector_free(shared->oldTerms); free(shared); return NULL; }
+    shared->watched = term_collector_new_any();
+    shared->touched = term_collector_new_any();
+    shared->watchGeneration = -1;
+    if (!shared->terms || !shared->oldTerms || !shared->watched || !shared->touched) { tokenizer_shared_free(shared); return NULL; }
     return shared;
 }
 
@@ -31,6 +34,8 @@ void tokenizer_shared_free(void *pointer) {
     if (!shared) return;
     term_collector_free(shared->terms);
     term_collector_free(shared->oldTerms);
+    term_collector_free(shared->watched);
+    term_collector_free(shared->touched);
     for (int i = 0; i < SEARCHLIGHT_MAXIMUM_OFFERS; i++) {
         free(shared->offers[i].text);
         free(shared->offers[i].stream);
@@ -137,4 +142,57 @@ int searchlight_stream_tokens(const unsigned char *stream, int streamLength, voi
         if (stop) return stop;
     }
     return status;
+}
+
+// MARK: Term leaders
+
+// A term's leader list (the items that score best for it alone, kept by the index) describes the index
+// only while no document holding the term is written or deleted. The tokenizer sees every such document:
+// it notes the watched terms they hold, and the writer marks those lists stale before its transaction
+// commits (searchlight_drain_touched).
+
+long long searchlight_watch_generation(void *offers) {
+    TokenizerShared *shared = offers;
+    return shared ? shared->watchGeneration : -1;
+}
+
+void searchlight_watch_reset(void *offers, long long generation) {
+    TokenizerShared *shared = offers;
+    if (!shared) return;
+    term_collector_reset(shared->watched);
+    shared->watchGeneration = generation;
+}
+
+int searchlight_watch_term(void *offers, const char *term, int length) {
+    TokenizerShared *shared = offers;
+    if (!shared || length < 0) return SQLITE_MISUSE;
+    int rc = term_collector_add(shared->watched, term, length);
+    // A set that could not keep every term cannot tell which lists a write leaves true: none are.
+    if (rc != SQLITE_OK || shared->watched->overflowed) shared->watchGeneration = -1;
+    return rc;
+}
+
+void searchlight_touch_all(void *offers) {
+    TokenizerShared *shared = offers;
+    if (shared) shared->touchedAll = 1;
+}
+
+int tokenizer_shared_note_token(TokenizerShared *shared, const char *token, int length) {
+    if (!shared || shared->watched->count == 0 || shared->touchedAll) return SQLITE_OK;
+    if (!term_collector_contains(shared->watched, token, length)) return SQLITE_OK;
+    if (term_collector_add(shared->touched, token, length) != SQLITE_OK || shared->touched->overflowed) shared->touchedAll = 1;
+    return SQLITE_OK;
+}
+
+int searchlight_drain_touched(void *offers, void *context, searchlight_term_callback callback) {
+    TokenizerShared *shared = offers;
+    if (!shared) return 1;
+    int all = shared->touchedAll, result = 0;
+    TermCollector *touched = shared->touched;
+    for (int i = 0; i < touched->capacity && !all && result == 0; i++) {
+        if (touched->slots[i]) result = callback(context, touched->slots[i], (int)strlen(touched->slots[i]));
+    }
+    term_collector_reset(touched);
+    shared->touchedAll = 0;
+    return all ? 1 : result == 0 ? 0 : -1;
 }

@@ -28,6 +28,12 @@ typedef struct TokenizerShared {
     TermCollector *oldTerms;
     TokenOffer offers[SEARCHLIGHT_MAXIMUM_OFFERS];
     int offerCount;
+    // Term leader lists (searchlight_watch_terms): the terms that have one, and those of them a document
+    // written or deleted since the last drain held, whose lists no longer describe the index.
+    TermCollector *watched;
+    TermCollector *touched;
+    int touchedAll;
+    long long watchGeneration;
 } TokenizerShared;
 
 /// One record of a token stream: a token's flags, byte range and normalized bytes. On the wire: colocated,
@@ -46,6 +52,8 @@ TokenizerShared *tokenizer_shared_new(void);
 /// The shared state registered with a connection's tokenizer; NULL when it is not registered.
 TokenizerShared *tokenizer_shared_of(sqlite3 *db);
 void tokenizer_shared_free(void *shared);
+/// Notes a document's token for the term leader lists: touched when watched. Returns SQLITE_OK.
+int tokenizer_shared_note_token(TokenizerShared *shared, const char *token, int length);
 /// The unused offer made from exactly this text, marked used; NULL when there is none.
 TokenOffer *token_offers_take(TokenizerShared *shared, const char *text, int length);
 

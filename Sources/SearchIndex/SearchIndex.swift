@@ -216,7 +216,14 @@ public final class SearchIndex: Sendable {
     func write<T>(_ body: (Database) throws -> T) throws(SearchIndexError) -> T {
         guard let writer else { throw SearchIndexError.database(path: path, message: "the index was opened read-only") }
         do {
-            return try writer.write(body)
+            // Every write transaction keeps the term leader lists true: the tokenizer watches their terms
+            // while it runs, and the lists of those its documents held are marked stale before it commits.
+            return try writer.write { db in
+                try TermLeaders.watch(db)
+                let value = try body(db)
+                try TermLeaders.saveTouched(db)
+                return value
+            }
         } catch {
             throw Self.indexError(error, path: path)
         }

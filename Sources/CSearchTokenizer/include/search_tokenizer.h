@@ -69,6 +69,16 @@ void searchlight_replacing_terms(void *offers, int stage);
 /// Withdraws every offer (used or not).
 void searchlight_withdraw_tokens(void *offers);
 
+/// The term leader lists the connection's tokenizer watches for: the generation of the index's lists it
+/// was last given (-1: none, or a set it could not keep whole).
+long long searchlight_watch_generation(void *offers);
+/// Forgets the watched terms; the terms added next are those of lists at `generation`.
+void searchlight_watch_reset(void *offers, long long generation);
+/// Watches one more term: a document written or deleted while it is watched touches its list.
+int searchlight_watch_term(void *offers, const char *term, int length);
+/// Touches every list: a write that changes scores without FTS5 seeing it (an item's static rank).
+void searchlight_touch_all(void *offers);
+
 /// For a text of values joined by U+001F whose stream this is, the positions each value holds: its
 /// words, identifier parts sharing their word's. `valueStarts` are the byte offsets where the values
 /// begin. Returns 0, or -1 when the stream is damaged.
@@ -93,6 +103,10 @@ typedef int (*searchlight_term_callback)(void *context, const char *term, int le
 /// connection's tokenizer produced for documents since the last call, and forgets them. Returns 0, 1 when
 /// there were too many to keep (none are passed: read the vocabulary instead), or -1 on failure.
 int searchlight_drain_terms(sqlite3 *db, void *context, searchlight_term_callback callback);
+
+/// Hands over the watched terms that documents written or deleted since the last call held, and forgets
+/// them. Returns 0, 1 when every list is touched (none are passed), or -1 when the callback stopped.
+int searchlight_drain_touched(void *offers, void *context, searchlight_term_callback callback);
 
 /// The text columns a score weighs: display name, title, text, keywords.
 #define SEARCHLIGHT_RANK_COLUMNS 4

@@ -133,11 +133,14 @@ final class Follower {
             if let monitor {
                 // Debounce before looking: the WAL is written a moment before the commit becomes visible in
                 // the shared-memory index, and a burst of saves becomes one catch-up.
-                if monitor.wait(timeout: stalled ? timing.busyRetryInterval : timing.notifiedPollInterval), !control.isStopRequested {
-                    Self.debounce(monitor, timing: timing)
+                if monitor.wait(timeout: stalled ? timing.busyRetryInterval : timing.notifiedPollInterval) {
+                    if !control.isStopRequested { Self.debounce(monitor, timing: timing) }
+                } else if !stalled {
+                    maintainWhileIdle(timing)
                 }
             } else {
                 usleep(UInt32(min(stalled ? timing.busyRetryInterval : timing.pollInterval, 10) * 1_000_000))
+                if !stalled { maintainWhileIdle(timing) }
             }
             // Writing on into an index someone deleted or replaced would be writing into the void.
             if let gone = index.staleness() { return .index(gone) }
@@ -151,6 +154,12 @@ final class Follower {
             }
         }
         return nil
+    }
+
+    /// The index's upkeep (stale term leaders listed again) while no store changed for a poll interval.
+    /// It only makes searches faster: when the index is busy or fails here, the next catch-up says so.
+    private func maintainWhileIdle(_ timing: IndexingService.Timing) {
+        _ = try? index.maintain(budget: timing.maintenanceBudget)
     }
 
     /// Marks a store's catch-up pending when its store was committed to, or opens it again when it was replaced.

@@ -1,3 +1,4 @@
+import Foundation
 /// Where an exporter writes: what every index backend does for it.
 ///
 /// An SQLite index file (``SearchIndex``) and a PostgreSQL database (`PostgresIndexWriter`, in the
@@ -38,6 +39,11 @@ public protocol IndexWriter: AnyObject, Sendable {
     /// Makes later queries cheaper after a bulk write (merges segments, refreshes planner statistics).
     func optimize() throws(SearchIndexError)
 
+    /// Upkeep that keeps later queries fast, done while the writer has nothing else to do, for about
+    /// `budget` seconds at most; true when it did any. (The SQLite index lists its stale term leaders again.)
+    @discardableResult
+    func maintain(budget: TimeInterval) throws(SearchIndexError) -> Bool
+
     /// Does, for items about to be written, work the writer would otherwise do inside its transaction
     /// (see ``SearchIndex/prepareReplacements(of:)``); a backend with nothing to prepare leaves them.
     func prepareReplacements(of items: inout [PreparedItem]) throws(SearchIndexError)
@@ -58,6 +64,10 @@ public protocol IndexWriter: AnyObject, Sendable {
 }
 
 extension IndexWriter {
+    /// No upkeep: a backend that keeps nothing to refresh.
+    @discardableResult
+    public func maintain(budget: TimeInterval) throws(SearchIndexError) -> Bool { false }
+
     /// Applies upserts, deletes and the store's checkpoint in one transaction.
     @discardableResult
     public func apply(_ batch: IndexBatch) throws(SearchIndexError) -> BatchResult {
@@ -78,6 +88,14 @@ extension SearchIndex: IndexWriter {
 
     /// One machine writes an index file: a path names one store.
     public var identifiesStoresByPath: Bool { true }
+
+    /// Lists stale term leaders again (``TermLeaders``), those held by the fewest rows first, for about
+    /// `budget` seconds; true when it listed any.
+    @discardableResult
+    public func maintain(budget: TimeInterval) throws(SearchIndexError) -> Bool {
+        guard try read({ db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM leader_terms WHERE stale = 1)") ?? false }) else { return false }
+        return try write { db in try TermLeaders.refreshStale(db, budget: budget) > 0 }
+    }
 
     /// Removes every item of a store and its checkpoint, in transactions of 10,000 items.
     @discardableResult

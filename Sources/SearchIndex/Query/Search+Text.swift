@@ -10,6 +10,12 @@ extension Search {
         // A page of the best rows only: the ranking prunes what cannot reach it.
         let keep = request.limit.addingReportingOverflow(request.offset)
         let prunes = pagedInSQL && !keep.overflow && keep.partialValue <= SearchIndex.maximumPrunedPage
+        // One frequent word, nothing else: its leader list answers when it can prove its page exact.
+        if prunes, request.usesTermLeaders, filter.sql.isEmpty, let token = parsed?.singleToken,
+           let page = try TermLeaders.page(term: token, plan: phrasePlan, offset: request.offset, limit: request.limit, db: db) {
+            record(TermLeaders.listSQL, [token])
+            return page
+        }
         var sql = """
             SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(prunes ? SearchIndex.topRankFunction : SearchIndex.rankFunction) AS score
             FROM items_fts JOIN items i ON i.id = items_fts.rowid

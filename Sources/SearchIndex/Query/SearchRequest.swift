@@ -57,6 +57,9 @@ public struct SearchRequest: Sendable, Hashable {
     /// ``SearchPlan/placeThenText`` or ``SearchPlan/intersection``): tests check that every plan gives the
     /// same answer, and `searchbench plans` times each against the planner's choice.
     public var forcedPlan: SearchPlan?
+    /// Whether a one-word search may answer from its term's leader list (on by default; tests and
+    /// `searchbench` turn it off to compare with scoring every match, which gives the same page).
+    public var usesTermLeaders = true
 
     /// Creates a request.
     public init(query: String? = nil, entities: [String] = [], near: Coordinate? = nil, radius: Double? = nil,

@@ -66,6 +66,7 @@ extension SearchIndex {
             TermDictionary.discardNewTerms(db)
         } else if exporting {
             try TermDictionary.refresh(db)
+            try TermLeaders.refresh(db)
         } else {
             try TermDictionary.saveNewTerms(db)
         }

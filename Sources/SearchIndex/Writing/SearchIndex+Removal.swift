@@ -26,6 +26,7 @@ extension SearchIndex {
                 DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo; DELETE FROM rebuild_marks; DELETE FROM item_attributes;
                 DELETE FROM item_terms; DELETE FROM shown_values; DELETE FROM stores WHERE id = \(storeID);
                 """)
+            try TermLeaders.forgetAll(db)
             return count
         }
         if let cleared { return cleared }

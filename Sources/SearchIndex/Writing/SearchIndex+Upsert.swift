@@ -86,6 +86,8 @@ extension SearchIndex {
                 return (.unchanged, try old.integer(0))
             }
             id = try old.integer(0)
+            // A new static rank moves the item's scores for every word it holds, unseen by FTS5.
+            if !writesText && oldRank != item.rank { TermLeaders.touchAll(statements.tokenOffers) }
             if writesText {
                 // The old text's tokens, read and tokenized ahead, replay for FTS5's delete.
                 defer { if let offers = statements.tokenOffers, prepared.replaced != nil { searchlight_withdraw_tokens(offers) } }

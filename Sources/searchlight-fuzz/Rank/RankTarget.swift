@@ -1,4 +1,5 @@
 import Foundation
+import CSearchTokenizer
 import GRDB
 @testable import SearchIndex
 
@@ -15,6 +16,22 @@ enum RankTarget {
         INSERT INTO fts (rowid, display_name, title, text, keywords) VALUES (1, 'Roma', '', 'Rome\u{1F}Rzym', 'IT');
         """)
 
+    /// A term leader list's row as a damaged index could hold it: the input's bytes as its instances blob,
+    /// the first line as its value lengths. The score is nil (the list is not trusted) or finite.
+    static func scoreAsListed(_ data: Data, lengths: String) throws {
+        guard let scorer = TermLeaders.scorer(plan: "", documents: 10, rows: 100, averages: [2, 1, 2, 1]) else { return }
+        defer { searchlight_scorer_free(scorer) }
+        var scratch: [searchlight_instance] = []
+        let score = data.withUnsafeBytes { blob in
+            Array(lengths.utf8CString).withUnsafeBufferPointer { text in
+                text.withMemoryRebound(to: UInt8.self) { text in
+                    TermLeaders.score(scorer, instances: blob.baseAddress, bytes: blob.count, lengths: text.baseAddress, rank: 5000, scratch: &scratch)
+                }
+            }
+        }
+        if let score, !score.isFinite { fatalError("a listed row scored \(score) for lengths \(lengths.debugDescription)") }
+    }
+
     static let target = FuzzTarget(name: "rank", prepare: { _ = database }) { data in
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         let lengths = lines.first ?? "", text = lines.count > 2 ? lines[2] : ""
@@ -30,6 +47,7 @@ enum RankTarget {
                 let scores = try Double.fetchAll(db, sql: "SELECT searchlight_rank(fts, 10.0, 6.0, 2.0, 1.0, 5000.0, ?) FROM fts WHERE fts MATCH ?",
                                                  arguments: [lengths, query.expression])
                 for score in scores where !score.isFinite { fatalError("a non-finite score \(score) for lengths \(lengths.debugDescription)") }
+                try scoreAsListed(data, lengths: lengths)
             }
         } catch let error as DatabaseError where error.resultCode != .SQLITE_MISUSE {
             return // a clean SQLite error

@@ -1,0 +1,118 @@
+import CSearchTokenizer
+import Foundation
+import GRDB
+import GRDBSQLite
+
+extension TermLeaders {
+    /// The largest score a partial match reaches per unit of IDF: k1 + 1 times the largest static-rank
+    /// factor (1 + 0.05·log10(1 + the largest finite rank)). Whole-value matches score 1000 and more.
+    static let largestPartialImpact = 2.2 * (1.0 + 0.05 * log10(1.0 + Double.greatestFiniteMagnitude))
+
+    /// A list's rows with what a hit and the scorer need of their items.
+    static let listSQL = """
+        SELECT l.id, l.instances, i.uri, i.entity, i.display_name, i.latitude, i.longitude, i.rank, i.value_lengths
+        FROM term_leaders l JOIN items i ON i.id = l.id WHERE l.term = ?
+        """
+
+    /// The page `offset..<offset + limit` of a search for `term` alone, scored from its leader list; nil when
+    /// the list cannot prove it is the page full scoring gives (no list, a stale one, a page deeper than
+    /// it, or a row left off that could reach the page).
+    static func page(term: String, plan: String, offset: Int, limit: Int, db: Database) throws -> [SearchCandidate]? {
+        let needed = offset.addingReportingOverflow(limit)
+        guard limit > 0, !needed.overflow, needed.partialValue <= listedRows else { return nil }
+        guard let list = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT documents, rows, name_average, title_average, threshold FROM leader_terms WHERE term = ? AND stale = 0
+            """), arguments: [term]) else { return nil }
+        let documents = Int(try list.integer(0)), rowsThen = try list.integer(1)
+        let listedAverages = [try list.number(2), try list.number(3)], threshold = try list.optionalNumber(4)
+        let phrase = expression(of: term)
+        guard documents > 0, let statistics = try statistics(of: phrase, db: db), statistics.averages.count == 4 else { return nil }
+
+        let statement = try db.cachedStatement(sql: listSQL)
+        statement.setUncheckedArguments([term])
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        guard let scorer = scorer(plan: plan, documents: documents, rows: statistics.rows, averages: statistics.averages) else { return nil }
+        defer { searchlight_scorer_free(scorer) }
+        var candidates: [SearchCandidate] = []
+        var instances: [searchlight_instance] = []
+        while try SQLiteCall.step(handle, db: db) {
+            guard let score = score(scorer, instances: sqlite3_column_blob(handle, 1), bytes: Int(sqlite3_column_bytes(handle, 1)),
+                                    lengths: sqlite3_column_text(handle, 8), rank: sqlite3_column_double(handle, 7), scratch: &instances)
+            else { return nil }
+            candidates.append(SearchCandidate(id: sqlite3_column_int64(handle, 0), uri: SQLiteCall.text(handle, 2), entity: SQLiteCall.text(handle, 3),
+                                              displayName: SQLiteCall.text(handle, 4), latitude: SQLiteCall.optionalDouble(handle, 5),
+                                              longitude: SQLiteCall.optionalDouble(handle, 6), score: score))
+        }
+        // The ranking query's order: score, then URI as SQLite compares text (its bytes).
+        candidates.sort { $0.score != $1.score ? $0.score > $1.score : $0.uri.utf8.lexicographicallyPrecedes($1.uri.utf8) }
+        if let threshold {
+            guard candidates.count >= needed.partialValue else { return nil }
+            let bound = self.bound(threshold: threshold, documents: documents, rowsThen: rowsThen, rows: statistics.rows,
+                                   listedAverages: listedAverages, averages: statistics.averages)
+            let last = candidates[needed.partialValue - 1].score
+            // A margin for rounding: the bound and the scores are computed in different orders.
+            guard last > bound + 1e-9 * Swift.max(1, abs(bound)) else { return nil }
+        }
+        guard offset < candidates.count else { return [] }
+        return Array(candidates[offset..<Swift.min(candidates.count, needed.partialValue)])
+    }
+
+    /// The best score a row left off the list can have now. At listing every such row scored at most
+    /// `threshold`. A whole-value match's score depends on nothing that changed (its rank would have marked
+    /// the list stale). A partial match's is its IDF times a per-row part, in which only the display name's
+    /// and title's average lengths moved: a column's length norm shrinks at most by the ratio of the new
+    /// average to the old, and k1-saturation grows less than its argument, so the part grows at most by that
+    /// ratio. The IDF is that of the same documents among today's rows.
+    static func bound(threshold: Double, documents: Int, rowsThen: Int64, rows: Int64, listedAverages: [Double], averages: [Double]) -> Double {
+        var ratio = 1.0
+        for column in 0..<2 where listedAverages[column] > 0 { ratio = Swift.max(ratio, averages[column] / listedAverages[column]) }
+        let listedIDF = idf(documents: documents, rows: rowsThen), currentIDF = idf(documents: documents, rows: rows)
+        let whole = threshold >= 1000 ? threshold : 0
+        let partial = threshold >= 1000 ? currentIDF * largestPartialImpact * ratio : threshold / listedIDF * currentIDF * ratio
+        return Swift.max(whole, partial)
+    }
+
+    /// The ranking's IDF (searchlight_scorer_create): BM25's, floored so that very common terms still count.
+    static func idf(documents: Int, rows: Int64) -> Double {
+        let hits = Double(documents), idf = log((Double(rows) - hits + 0.5) / (hits + 0.5))
+        return idf > 1e-6 ? idf : 1e-6
+    }
+
+    /// One listed row's score from what the list and its item keep: its instances (a
+    /// `searchlight_instances` blob), value lengths and rank. Nil when any of them is damaged, or the
+    /// lengths do not size every column (items written before schema 4's second format, which the ranking
+    /// sizes by asking FTS5, and a list cannot).
+    static func score(_ scorer: OpaquePointer, instances blob: UnsafeRawPointer?, bytes: Int, lengths: UnsafePointer<UInt8>?, rank: Double,
+                      scratch instances: inout [searchlight_instance]) -> Double? {
+        guard decode(blob, bytes: bytes, into: &instances), let lengths else { return nil }
+        var sizes = [Int32](repeating: 0, count: Int(SEARCHLIGHT_RANK_COLUMNS))
+        return lengths.withMemoryRebound(to: CChar.self, capacity: 1) { lengths in
+            guard searchlight_value_lengths_sizes(lengths, &sizes) != 0 else { return nil }
+            var score = 0.0
+            let status = searchlight_scorer_score(scorer, instances, Int32(instances.count), sizes, 1, lengths, rank, SearchIndex.columnWeights, &score)
+            return status == SQLITE_OK ? score : nil
+        }
+    }
+
+    static func scorer(plan: String, documents: Int, rows: Int64, averages: [Double]) -> OpaquePointer? {
+        let sizes: [Int32] = [1], frequencies = [Double(documents)]
+        return plan.withCString { plan in searchlight_scorer_create(1, sizes, frequencies, rows, averages, plan) }
+    }
+
+    /// Reads `searchlight_instances` triples: one phrase (0), a ranked column, a position; false when damaged.
+    private static func decode(_ blob: UnsafeRawPointer?, bytes: Int, into instances: inout [searchlight_instance]) -> Bool {
+        instances.removeAll(keepingCapacity: true)
+        let stride = 3 * MemoryLayout<Int32>.size
+        guard bytes % stride == 0, bytes == 0 || blob != nil else { return false }
+        for index in 0..<(bytes / stride) {
+            guard let blob else { return false }
+            let phrase = blob.loadUnaligned(fromByteOffset: index * stride, as: Int32.self)
+            let column = blob.loadUnaligned(fromByteOffset: index * stride + 4, as: Int32.self)
+            let offset = blob.loadUnaligned(fromByteOffset: index * stride + 8, as: Int32.self)
+            guard phrase == 0, column >= 0, column < SEARCHLIGHT_RANK_COLUMNS, offset >= 0 else { return false }
+            instances.append(searchlight_instance(phrase: phrase, column: column, offset: offset))
+        }
+        return true
+    }
+}

@@ -1,0 +1,241 @@
+import CSearchTokenizer
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Term leader lists: for each frequent term, the items that score best for it alone, so that a one-word
+/// search answers its first page from a few dozen rows instead of scoring every row that holds the word.
+///
+/// A common word (`city`: 63,684 of 939,632 places) made FTS5 walk its whole doclist, joining and bounding
+/// every row, because BM25's partial matches give a pruning bound too loose to stop early. A list keeps, for
+/// a term held by ``minimumDocuments`` rows or more, its ``listedRows`` best rows with their phrase
+/// instances, the term's document frequency, and the best score left off the list. A search scores the
+/// listed rows again with the ranking's own scorer (the statistics of the index as it is now) and answers
+/// from them only when its page's last score beats every row left off: the page is then exactly the one
+/// full scoring gives. Otherwise — a stale list, a page deeper than the list, a row off the list that might
+/// tie — it scores every row, as before.
+///
+/// Lists stay true by being dropped, never by being trusted: the connection's tokenizer sees every document
+/// the writer adds or deletes and notes the listed terms it holds (`searchlight_watch_term`); the writer
+/// marks those lists stale in the same transaction (``saveTouched(_:)``). A change FTS5 does not see (an
+/// item's static rank alone) marks every list. A first export or a rebuild lists the index's frequent terms
+/// when it ends (``refresh(_:)``); a writer lists stale terms again after its batches, cheapest first, within
+/// a time budget (``refreshStale(_:budget:)``).
+enum TermLeaders {
+    /// The fewest rows holding a term for it to be listed: below, scoring every row takes about a millisecond.
+    static let minimumDocuments = 2_000
+    /// The rows a list keeps: a page of 20 needs the 20th best to beat the best row left off.
+    static let listedRows = 64
+
+    /// The tables, created by schema 9.
+    static let schema = """
+        CREATE TABLE leader_terms (
+            term TEXT PRIMARY KEY,
+            documents INTEGER NOT NULL,   -- the rows holding the term (its document frequency), exact while not stale
+            rows INTEGER NOT NULL,        -- FTS5's rows when listed
+            name_average REAL NOT NULL,   -- the display name's and title's average lengths then: later scores
+            title_average REAL NOT NULL,  -- of rows left off grow at most by their ratio
+            threshold REAL,               -- the best score of a row left off, then; NULL when every row is listed
+            stale INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        CREATE TABLE term_leaders (
+            term TEXT NOT NULL,
+            id INTEGER NOT NULL,
+            instances BLOB NOT NULL,      -- searchlight_instances: the term's places in the row
+            PRIMARY KEY (term, id)
+        ) WITHOUT ROWID;
+        CREATE TABLE leader_state (generation INTEGER NOT NULL);
+        INSERT INTO leader_state (generation) VALUES (0);
+        """
+
+    /// The FTS5 phrase of one term: quoted, as ``ParsedQuery/Term`` quotes a word.
+    static func expression(of term: String) -> String {
+        var quoted = String.UnicodeScalarView()
+        for scalar in term.unicodeScalars {
+            quoted.append(scalar)
+            if scalar == "\"" { quoted.append(scalar) }
+        }
+        return "\"" + String(quoted) + "\""
+    }
+
+    // MARK: Keeping lists true
+
+    /// Before a write transaction's work: the connection's tokenizer watches the terms of the lists that
+    /// are not stale (again, when another connection listed terms since).
+    static func watch(_ db: Database) throws {
+        guard let offers = searchlight_token_offers(db.sqliteConnection) else { return }
+        let generation = try Int64.fetchOne(db.cachedStatement(sql: "SELECT generation FROM leader_state")) ?? 0
+        guard searchlight_watch_generation(offers) != generation else { return }
+        searchlight_watch_reset(offers, generation)
+        for term in try String.fetchAll(db.cachedStatement(sql: "SELECT term FROM leader_terms WHERE stale = 0")) {
+            var term = term
+            let status = term.withUTF8 { utf8 in
+                utf8.withMemoryRebound(to: CChar.self) { searchlight_watch_term(offers, $0.baseAddress, Int32($0.count)) }
+            }
+            guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot watch the listed terms") }
+        }
+    }
+
+    /// Before a write transaction commits: the lists of the terms its documents held are stale.
+    static func saveTouched(_ db: Database) throws {
+        var touched: [String] = []
+        let status: Int32
+        if let offers = searchlight_token_offers(db.sqliteConnection) {
+            status = withUnsafeMutablePointer(to: &touched) { pointer in
+                searchlight_drain_touched(offers, pointer) { context, term, length in
+                    guard let context, let term else { return 1 }
+                    let bytes = UnsafeRawBufferPointer(start: term, count: Int(length))
+                    context.assumingMemoryBound(to: [String].self).pointee.append(String(decoding: bytes, as: UTF8.self))
+                    return 0
+                }
+            }
+        } else {
+            status = 1 // no tokenizer state: nothing tells which lists a write left true
+        }
+        if status != 0 {
+            try db.cachedStatement(sql: "UPDATE leader_terms SET stale = 1 WHERE stale = 0").execute()
+            return
+        }
+        let mark = try db.cachedStatement(sql: "UPDATE leader_terms SET stale = 1 WHERE term = ?")
+        for term in touched { try mark.execute(arguments: [term]) }
+    }
+
+    /// A change that moves scores without FTS5 seeing it (an item's static rank): every list is stale.
+    static func touchAll(_ offers: UnsafeMutableRawPointer?) {
+        if let offers { searchlight_touch_all(offers) }
+    }
+
+    /// Drops every list (FTS5 emptied at once, which tokenizes nothing).
+    static func forgetAll(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM term_leaders; DELETE FROM leader_terms; UPDATE leader_state SET generation = generation + 1")
+    }
+
+    // MARK: Listing
+
+    /// Lists every term held by `minimumDocuments` rows or more, anew (a first export's or a rebuild's end).
+    static func refresh(_ db: Database, minimumDocuments: Int = minimumDocuments) throws {
+        // What this transaction wrote so far is what the new lists describe: its touches are spent.
+        try saveTouched(db)
+        try forgetAll(db)
+        let terms = try String.fetchAll(db, sql: "SELECT term FROM items_vocab WHERE doc >= ?", arguments: [minimumDocuments])
+        try withoutMemoryMap(db) {
+            for term in terms { try list(term, minimumDocuments: minimumDocuments, db: db) }
+        }
+        try bumpGeneration(db)
+    }
+
+    /// Lists stale terms again, those held by the fewest rows first, until `budget` seconds have passed;
+    /// returns how many it listed.
+    @discardableResult
+    static func refreshStale(_ db: Database, budget: TimeInterval) throws -> Int {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try saveTouched(db)
+        let stale = try String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 1 ORDER BY documents")
+        var listed = 0
+        try withoutMemoryMap(db) {
+            for term in stale {
+                if Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 > budget { break }
+                try db.execute(sql: "DELETE FROM term_leaders WHERE term = ?; DELETE FROM leader_terms WHERE term = ?", arguments: [term, term])
+                try list(term, minimumDocuments: 1, db: db)
+                listed += 1
+            }
+        }
+        if listed > 0 { try bumpGeneration(db) }
+        return listed
+    }
+
+    /// Runs `body` with the connection reading through its page cache instead of the memory map. Listing
+    /// reads a good part of the file once (every row of every frequent term, joined to its item): mapped,
+    /// those pages stayed in the process's resident memory (a first export of the full Corpus peaked at
+    /// 317 MiB instead of 240).
+    private static func withoutMemoryMap(_ db: Database, _ body: () throws -> Void) throws {
+        let mapped = try Int.fetchOne(db, sql: "PRAGMA mmap_size") ?? 0
+        try db.execute(sql: "PRAGMA mmap_size = 0")
+        defer { try? db.execute(sql: "PRAGMA mmap_size = \(mapped)") }
+        try body()
+    }
+
+    /// A new set of lists: every writer's tokenizer watches them from its next transaction on, this one's at once.
+    private static func bumpGeneration(_ db: Database) throws {
+        try db.execute(sql: "UPDATE leader_state SET generation = generation + 1")
+        try watch(db)
+    }
+
+    /// Lists one term: scores its rows (pruned to the best ``listedRows`` + 1, with the ranking's own top-k
+    /// bound) and keeps the best with their instances. A term a query for it would not reach as one token
+    /// (its normalization is not idempotent) is not listed: no search would look it up.
+    static func list(_ term: String, minimumDocuments: Int, db: Database) throws {
+        guard SearchTokenizer.tokens(in: term).map(\.text) == [term] else { return }
+        let phrase = expression(of: term)
+        let documents = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM items_fts WHERE items_fts MATCH ?"), arguments: [phrase]) ?? 0
+        guard documents >= minimumDocuments else { return }
+        guard let statistics = try statistics(of: phrase, db: db) else { return }
+        // The best rows by the score a query of the term alone gives them; the row after the kept ones is
+        // the threshold. Rows the ranking pruned return a bound below the kept scores, never among them.
+        let scan = try db.cachedStatement(sql: """
+            SELECT items_fts.rowid, \(SearchIndex.topRankFunction)
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?
+            """)
+        scan.setUncheckedArguments(["", listedRows + 1, phrase])
+        let handle = scan.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        var best: [(id: Int64, score: Double)] = []
+        best.reserveCapacity(4 * listedRows)
+        var floor = -Double.infinity
+        while try SQLiteCall.step(handle, db: db) {
+            let score = -sqlite3_column_double(handle, 1)
+            guard score >= floor else { continue }
+            best.append((sqlite3_column_int64(handle, 0), score))
+            if best.count >= 4 * listedRows {
+                best.sort { $0.score > $1.score }
+                best.removeLast(best.count - (listedRows + 1))
+                floor = best[listedRows].score
+            }
+        }
+        best.sort { $0.score > $1.score }
+        let threshold: Double? = best.count > listedRows ? best[listedRows].score : nil
+        let kept = Array(best.prefix(listedRows))
+        let instances = try self.instances(of: phrase, ids: kept.map(\.id).sorted(), db: db)
+        guard instances.count == kept.count else { return }
+        try db.execute(sql: """
+            INSERT INTO leader_terms (term, documents, rows, name_average, title_average, threshold) VALUES (?, ?, ?, ?, ?, ?)
+            """, arguments: [term, documents, statistics.rows, statistics.averages[0], statistics.averages[1], threshold])
+        let insert = try db.cachedStatement(sql: "INSERT INTO term_leaders (term, id, instances) VALUES (?, ?, ?)")
+        for (id, blob) in instances { try insert.execute(arguments: [term, id, blob]) }
+    }
+
+    /// FTS5's rows and each column's average length, as the ranking reads them (nil: no row holds the phrase).
+    static func statistics(of phrase: String, db: Database) throws -> (rows: Int64, averages: [Double])? {
+        let sql = "SELECT searchlight_statistics(items_fts) FROM items_fts WHERE items_fts MATCH ? LIMIT 1"
+        guard let blob = try Data.fetchOne(db.cachedStatement(sql: sql), arguments: [phrase]),
+              blob.count == 5 * MemoryLayout<Double>.size else { return nil }
+        let values = blob.withUnsafeBytes { raw in (0..<5).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
+        return (Int64(values[0]), Array(values[1...]))
+    }
+
+    /// The phrase's instances in each of `ids` (sorted): one FTS5 scan keeping only those rows.
+    private static func instances(of phrase: String, ids: [Int64], db: Database) throws -> [Int64: Data] {
+        guard !ids.isEmpty else { return [:] }
+        let statement = try db.cachedStatement(sql: """
+            SELECT items_fts.rowid, searchlight_instances(items_fts) FROM items_fts
+            WHERE items_fts MATCH ? AND searchlight_in_ids(items_fts.rowid, ?)
+            """)
+        statement.setUncheckedArguments([phrase])
+        return try ids.withUnsafeBufferPointer { buffer in
+            var set = searchlight_id_set(ids: buffer.baseAddress, count: buffer.count)
+            return try withUnsafePointer(to: &set) { pointer in
+                let handle = statement.sqliteStatement
+                let status = searchlight_bind_id_set(handle, 2, pointer)
+                guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot bind the row ids") }
+                // The cached statement keeps its bindings after a reset: the set must not outlive this scope in it.
+                defer { sqlite3_reset(handle); sqlite3_bind_null(handle, 2) }
+                var found: [Int64: Data] = [:]
+                while try SQLiteCall.step(handle, db: db) {
+                    let bytes = Int(sqlite3_column_bytes(handle, 1))
+                    found[sqlite3_column_int64(handle, 0)] = bytes > 0 ? Data(bytes: sqlite3_column_blob(handle, 1), count: bytes) : Data()
+                }
+                return found
+            }
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import GRDB
+@testable import SearchIndex
+import SeededRandom
+import Testing
+
+/// A term leader list answers a one-word search only with the page full scoring gives, and a write that
+/// changes what a list describes takes it out of use in the same transaction.
+@Suite("Term leader lists")
+struct TermLeadersTests {
+    static let words = ["san", "santa", "jose", "juan", "maria", "city", "new", "york", "port", "saint"]
+
+    /// Items of one to three words, some alternate names, ranks from nothing to millions: every word is held
+    /// by hundreds of rows, as whole values and inside longer ones.
+    static func items(_ keys: Range<Int>, seed: UInt64, longNames: Bool = false) -> [IndexedItem] {
+        var generator = SeededGenerator(seed: seed)
+        return keys.map { key in
+            let count = longNames ? Int.random(in: 4...9, using: &generator) : Int.random(in: 1...3, using: &generator)
+            let name = (0..<count).map { _ in words.randomElement(using: &generator) ?? "" }.joined(separator: " ")
+            let alternates = (0..<Int.random(in: 0...3, using: &generator)).map { _ in
+                (0..<Int.random(in: 1...2, using: &generator)).map { _ in words.randomElement(using: &generator) ?? "" }.joined(separator: " ")
+            }
+            return IndexedItem(uri: "x-coredata://STORE-A/Place/p\(key)", entity: "Place", displayName: name, text: alternates,
+                               rank: [0, 1, 500, 20_000, 3_000_000].randomElement(using: &generator) ?? 0)
+        }
+    }
+
+    static func newIndex(_ name: String, items: [IndexedItem]) throws -> SearchIndex {
+        let index = try PreparedItemTests.newIndex(name)
+        try index.apply(IndexBatch(prepared: items.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1)))
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100) }
+        return index
+    }
+
+    /// Every page of every word, from the lists and from full scoring: the same hits, the same scores.
+    /// Returns how many pages the lists answered.
+    @discardableResult
+    static func expectSamePages(_ index: SearchIndex, _ context: String) throws -> Int {
+        var answered = 0
+        for word in words + ["Saint", "SAN"] {
+            for (limit, offset) in [(1, 0), (5, 0), (20, 0), (20, 3), (7, 40), (64, 0), (30, 50)] {
+                var request = SearchRequest(query: word, limit: limit, offset: offset)
+                request.typoTolerance = false
+                let listed = try index.search(request).hits.map { "\($0.uri) \($0.score)" }
+                request.usesTermLeaders = false
+                let full = try index.search(request).hits.map { "\($0.uri) \($0.score)" }
+                #expect(listed == full, "\(context): \(word) limit \(limit) offset \(offset)")
+                request.usesTermLeaders = true
+                if try usedList(index, request) { answered += 1 }
+            }
+        }
+        return answered
+    }
+
+    static func usedList(_ index: SearchIndex, _ request: SearchRequest) throws -> Bool {
+        try index.explain(request).statements.contains { $0.sql == TermLeaders.listSQL }
+    }
+
+    static func staleTerms(_ index: SearchIndex) throws -> Set<String> {
+        try index.read { db in try Set(String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 1")) }
+    }
+
+    @Test("a list answers a word's first pages exactly as full scoring, and leaves deeper ones to it")
+    func pagesEqualFullScoring() throws {
+        let index = try Self.newIndex("leaders-pages", items: Self.items(0..<3_000, seed: 5))
+        let listed = try index.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM leader_terms") ?? 0 }
+        #expect(listed == Self.words.count)
+        let answered = try Self.expectSamePages(index, "fresh lists")
+        #expect(answered > 20, "the lists answered \(answered) pages")
+        // A page past the list is always scored in full.
+        var deep = SearchRequest(query: "city", limit: 20, offset: 60)
+        deep.typoTolerance = false
+        #expect(try !Self.usedList(index, deep))
+    }
+
+    @Test("writes mark exactly the lists of the words their documents held, old and new, in the same transaction")
+    func writesMarkTouchedLists() throws {
+        let items = Self.items(0..<3_000, seed: 9)
+        let index = try Self.newIndex("leaders-writes", items: items)
+        #expect(try Self.staleTerms(index).isEmpty)
+        // p1 renamed from whatever it was to "york port": its old words and its new ones.
+        let old = Set(SearchTokenizer.tokens(in: items[1].displayName + " " + items[1].text.joined(separator: " ")).map(\.text))
+        var renamed = items[1]
+        renamed.displayName = "york port"
+        renamed.text = []
+        try index.apply(IndexBatch(prepared: [PreparedItem(renamed)], checkpoint: IndexFixtures.checkpoint(2)))
+        #expect(try Self.staleTerms(index) == old.union(["york", "port"]))
+        try Self.expectSamePages(index, "after a rename")
+        // A delete touches the deleted item's words.
+        try index.maintain(budget: 10)
+        #expect(try Self.staleTerms(index).isEmpty)
+        let deleted = Set(SearchTokenizer.tokens(in: items[2].displayName + " " + items[2].text.joined(separator: " ")).map(\.text))
+        try index.apply(IndexBatch(deletes: [items[2].uri], checkpoint: IndexFixtures.checkpoint(3)))
+        #expect(try Self.staleTerms(index) == deleted)
+        try Self.expectSamePages(index, "after a delete")
+        // A new static rank alone (FTS5 sees nothing) touches every list.
+        try index.maintain(budget: 10)
+        var promoted = items[3]
+        promoted.rank = 9_000_000
+        try index.apply(IndexBatch(prepared: [PreparedItem(promoted)], checkpoint: IndexFixtures.checkpoint(4)))
+        #expect(try Self.staleTerms(index) == Set(Self.words))
+        try Self.expectSamePages(index, "after a new rank")
+        try index.maintain(budget: 10)
+        #expect(try Self.staleTerms(index).isEmpty)
+        #expect(try Self.expectSamePages(index, "listed again") > 20)
+    }
+
+    @Test("lists of words no write touched stay exact while the index grows around them (new averages, new row counts)")
+    func untouchedListsStayExact() throws {
+        let index = try Self.newIndex("leaders-growth", items: Self.items(0..<2_000, seed: 21))
+        // Long names of other words: the display name's average length grows, every IDF changes.
+        let others = (0..<3_000).map { key in
+            IndexedItem(uri: "x-coredata://STORE-A/Place/q\(key)", entity: "Place",
+                        displayName: (0..<8).map { "filler\(($0 + key) % 50)" }.joined(separator: " "), rank: Double(key))
+        }
+        try index.apply(IndexBatch(prepared: others.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(2)))
+        #expect(try Self.staleTerms(index).isEmpty)
+        #expect(try Self.expectSamePages(index, "after growth") > 20)
+        // And the other way: long names holding the words (the average grows for rows that hold them).
+        try index.apply(IndexBatch(prepared: Self.items(5_000..<6_000, seed: 22, longNames: true).map(PreparedItem.init),
+                                   checkpoint: IndexFixtures.checkpoint(3)))
+        try Self.expectSamePages(index, "after long names")
+    }
+
+    @Test("random edits, each checked against full scoring, with lists listed again now and then")
+    func randomEdits() throws {
+        var items = Self.items(0..<2_500, seed: 33)
+        let index = try Self.newIndex("leaders-random", items: items)
+        var generator = SeededGenerator(seed: 34)
+        for round in 0..<6 {
+            var upserts: [IndexedItem] = [], deletes: [String] = []
+            for _ in 0..<Int.random(in: 1...40, using: &generator) {
+                let position = Int.random(in: 0..<items.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: deletes.append(items[position].uri)
+                case 1:
+                    items[position].rank = [0, 7, 80_000, 5_000_000].randomElement(using: &generator) ?? 0
+                    upserts.append(items[position])
+                default:
+                    items[position].displayName = Self.items(position..<position + 1, seed: UInt64(round * 1_000 + position))[0].displayName
+                    upserts.append(items[position])
+                }
+            }
+            let deleted = Set(deletes)
+            try index.apply(IndexBatch(prepared: upserts.filter { !deleted.contains($0.uri) }.map(PreparedItem.init), deletes: deletes,
+                                       checkpoint: IndexFixtures.checkpoint(Int64(round + 2))))
+            try Self.expectSamePages(index, "round \(round)")
+            if round % 2 == 1 { try index.maintain(budget: 10) }
+        }
+    }
+
+    @Test("a damaged list is never trusted: the search scores every match")
+    func damagedListsFallBack() throws {
+        let index = try Self.newIndex("leaders-damaged", items: Self.items(0..<2_000, seed: 41))
+        try index.write { db in
+            try db.execute(sql: "UPDATE term_leaders SET instances = x'0102' WHERE term = 'city'")
+            try db.execute(sql: "UPDATE term_leaders SET instances = x'000000000700000001000000' WHERE term = 'san'")
+        }
+        for word in ["city", "san"] {
+            var request = SearchRequest(query: word, limit: 10)
+            request.typoTolerance = false
+            #expect(try !Self.usedList(index, request), "\(word)")
+        }
+        try Self.expectSamePages(index, "damaged lists")
+    }
+}
