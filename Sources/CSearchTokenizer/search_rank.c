@@ -505,7 +505,9 @@ static void searchlight_instances(const Fts5ExtensionApi *api, Fts5Context *cont
         triples[gathered * 3 + 2] = offset;
         gathered++;
     }
-    sqlite3_result_blob(result, triples, gathered * 3 * (int)sizeof(int), sqlite3_free);
+    sqlite3_int64 bytes = (sqlite3_int64)gathered * 3 * (sqlite3_int64)sizeof(int);
+    if (bytes > INT_MAX) { sqlite3_free(triples); sqlite3_result_error_toobig(result); return; }
+    sqlite3_result_blob(result, triples, (int)bytes, sqlite3_free);
 }
 
 // searchlight_statistics(items_fts): the rows FTS5 holds and each ranked column's average length, as

@@ -178,7 +178,10 @@ void searchlight_touch_all(void *offers) {
 }
 
 int tokenizer_shared_note_token(TokenizerShared *shared, const char *token, int length) {
-    if (!shared || shared->watched->count == 0 || shared->touchedAll) return SQLITE_OK;
+    if (!shared || shared->touchedAll) return SQLITE_OK;
+    // A set that overflowed was emptied: it no longer tells which lists a document touches, so all are.
+    if (shared->watched->overflowed) { shared->touchedAll = 1; return SQLITE_OK; }
+    if (shared->watched->count == 0) return SQLITE_OK;
     if (!term_collector_contains(shared->watched, token, length)) return SQLITE_OK;
     if (term_collector_add(shared->touched, token, length) != SQLITE_OK || shared->touched->overflowed) shared->touchedAll = 1;
     return SQLITE_OK;

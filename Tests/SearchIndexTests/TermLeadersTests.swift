@@ -149,6 +149,29 @@ struct TermLeadersTests {
         }
     }
 
+    @Test("a writer whose listing rolled back still watches what another writer listed since")
+    func rolledBackListingKeepsWatching() throws {
+        let items = Self.items(0..<2_000, seed: 51)
+        let first = try Self.newIndex("leaders-two-writers", items: items)
+        let second = try SearchIndex(path: first.path, mode: .readWrite(permissions: nil))
+        struct Abandon: Error {}
+        // The first writer lists again (nothing, this time: its tokenizer then watches no term), then its
+        // transaction fails; the second lists every word.
+        _ = try? first.write { db in
+            try TermLeaders.refresh(db, minimumDocuments: 1_000_000)
+            throw Abandon()
+        }
+        try second.write { db in try TermLeaders.refresh(db, minimumDocuments: 100) }
+        #expect(try Self.staleTerms(first).isEmpty)
+        var renamed = items[5]
+        renamed.displayName = "york"
+        renamed.text = []
+        let words = Set(SearchTokenizer.tokens(in: items[5].displayName + " " + items[5].text.joined(separator: " ")).map(\.text)).union(["york"])
+        try first.apply(IndexBatch(prepared: [PreparedItem(renamed)], checkpoint: IndexFixtures.checkpoint(2)))
+        #expect(try Self.staleTerms(first) == words)
+        try Self.expectSamePages(first, "after two writers")
+    }
+
     @Test("a damaged list is never trusted: the search scores every match")
     func damagedListsFallBack() throws {
         let index = try Self.newIndex("leaders-damaged", items: Self.items(0..<2_000, seed: 41))

@@ -135,12 +135,12 @@ final class Follower {
                 // the shared-memory index, and a burst of saves becomes one catch-up.
                 if monitor.wait(timeout: stalled ? timing.busyRetryInterval : timing.notifiedPollInterval) {
                     if !control.isStopRequested { Self.debounce(monitor, timing: timing) }
-                } else if !stalled {
+                } else if !stalled && !control.isStopRequested {
                     maintainWhileIdle(timing)
                 }
             } else {
                 usleep(UInt32(min(stalled ? timing.busyRetryInterval : timing.pollInterval, 10) * 1_000_000))
-                if !stalled { maintainWhileIdle(timing) }
+                if !stalled && !control.isStopRequested { maintainWhileIdle(timing) }
             }
             // Writing on into an index someone deleted or replaced would be writing into the void.
             if let gone = index.staleness() { return .index(gone) }

@@ -18,7 +18,8 @@ import GRDBSQLite
 /// Lists stay true by being dropped, never by being trusted: the connection's tokenizer sees every document
 /// the writer adds or deletes and notes the listed terms it holds (`searchlight_watch_term`); the writer
 /// marks those lists stale in the same transaction (``saveTouched(_:)``). A change FTS5 does not see (an
-/// item's static rank alone) marks every list. A first export or a rebuild lists the index's frequent terms
+/// item's static rank alone) marks every list. (A writer of a build before schema 9 that opened the file
+/// before a newer build migrated it marks nothing: run one build's writers at a time.) A first export or a rebuild lists the index's frequent terms
 /// when it ends (``refresh(_:)``); a writer lists stale terms again after its batches, cheapest first, within
 /// a time budget (``refreshStale(_:budget:)``).
 enum TermLeaders {
@@ -107,7 +108,8 @@ enum TermLeaders {
 
     /// Drops every list (FTS5 emptied at once, which tokenizes nothing).
     static func forgetAll(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM term_leaders; DELETE FROM leader_terms; UPDATE leader_state SET generation = generation + 1")
+        try db.execute(sql: "DELETE FROM term_leaders; DELETE FROM leader_terms")
+        try db.execute(sql: "UPDATE leader_state SET generation = random() & 9223372036854775807")
     }
 
     // MARK: Listing
@@ -156,8 +158,10 @@ enum TermLeaders {
     }
 
     /// A new set of lists: every writer's tokenizer watches them from its next transaction on, this one's at once.
+    /// A random generation, not a count: a transaction that listed terms and rolled back leaves its tokenizer
+    /// watching a generation the file never committed, which a count could reach again with other terms.
     private static func bumpGeneration(_ db: Database) throws {
-        try db.execute(sql: "UPDATE leader_state SET generation = generation + 1")
+        try db.execute(sql: "UPDATE leader_state SET generation = random() & 9223372036854775807")
         try watch(db)
     }
 

@@ -109,6 +109,8 @@ extension SearchIndex {
                     // A rebuild's end: the dictionary becomes the vocabulary again — the rebuild's new terms in,
                     // the terms of the items it swept (and of any deleted since the last rebuild) out.
                     try TermDictionary.refresh(db)
+                    // And the leader lists are listed anew: the rebuild rewrote every item.
+                    try TermLeaders.refresh(db)
                     return true
                 }
                 after = try last.integer(0)
