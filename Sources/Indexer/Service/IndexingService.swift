@@ -56,7 +56,7 @@ public final class IndexingService: Sendable {
         public var pollInterval: TimeInterval = 0.05
         /// With notifications, a safety-net poll (a missed notification, a network file system).
         public var notifiedPollInterval: TimeInterval = 0.25
-        /// At most how long the index's upkeep runs (``IndexWriter/maintain(budget:)``) each time the
+        /// At most how long the index's upkeep runs (`IndexWriter.maintain(budget:)`) each time the
         /// stores have been quiet for a poll interval: a save arriving meanwhile waits for it.
         public var maintenanceBudget: TimeInterval = 0.05
         /// A burst of saves is caught up once it has been quiet this long…

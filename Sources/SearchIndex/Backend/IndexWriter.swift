@@ -89,7 +89,7 @@ extension SearchIndex: IndexWriter {
     /// One machine writes an index file: a path names one store.
     public var identifiesStoresByPath: Bool { true }
 
-    /// Lists stale term leaders again (``TermLeaders``), those held by the fewest rows first, for about
+    /// Lists stale term leaders again (the one-word answer lists), those held by the fewest rows first, for about
     /// `budget` seconds; true when it listed any.
     @discardableResult
     public func maintain(budget: TimeInterval) throws(SearchIndexError) -> Bool {

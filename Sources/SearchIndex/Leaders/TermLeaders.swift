@@ -20,8 +20,8 @@ import GRDBSQLite
 /// marks those lists stale in the same transaction (``saveTouched(_:)``). A change FTS5 does not see (an
 /// item's static rank alone) marks every list. (A writer of a build before schema 9 that opened the file
 /// before a newer build migrated it marks nothing: run one build's writers at a time.) A first export or a rebuild lists the index's frequent terms
-/// when it ends (``refresh(_:)``); a writer lists stale terms again after its batches, cheapest first, within
-/// a time budget (``refreshStale(_:budget:)``).
+/// when it ends (``refresh(_:minimumDocuments:)``); a follower lists stale terms again while idle, cheapest
+/// first, within a time budget (``refreshStale(_:budget:)``, through `IndexWriter.maintain(budget:)`).
 enum TermLeaders {
     /// The fewest rows holding a term for it to be listed: below, scoring every row takes about a millisecond.
     static let minimumDocuments = 2_000
