@@ -49,14 +49,9 @@ enum TermLeaders {
         INSERT INTO leader_state (generation) VALUES (0);
         """
 
-    /// The FTS5 phrase of one term: quoted, as ``ParsedQuery/Term`` quotes a word.
+    /// The FTS5 phrase of one term, quoted as a query's word is.
     static func expression(of term: String) -> String {
-        var quoted = String.UnicodeScalarView()
-        for scalar in term.unicodeScalars {
-            quoted.append(scalar)
-            if scalar == "\"" { quoted.append(scalar) }
-        }
-        return "\"" + String(quoted) + "\""
+        ParsedQuery.Term(text: term, tokens: [term], isPrefix: false, isPhrase: false).expression
     }
 
     // MARK: Keeping lists true
@@ -225,21 +220,14 @@ enum TermLeaders {
             WHERE items_fts MATCH ? AND searchlight_in_ids(items_fts.rowid, ?)
             """)
         statement.setUncheckedArguments([phrase])
-        return try ids.withUnsafeBufferPointer { buffer in
-            var set = searchlight_id_set(ids: buffer.baseAddress, count: buffer.count)
-            return try withUnsafePointer(to: &set) { pointer in
-                let handle = statement.sqliteStatement
-                let status = searchlight_bind_id_set(handle, 2, pointer)
-                guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot bind the row ids") }
-                // The cached statement keeps its bindings after a reset: the set must not outlive this scope in it.
-                defer { sqlite3_reset(handle); sqlite3_bind_null(handle, 2) }
-                var found: [Int64: Data] = [:]
-                while try SQLiteCall.step(handle, db: db) {
-                    let bytes = Int(sqlite3_column_bytes(handle, 1))
-                    found[sqlite3_column_int64(handle, 0)] = bytes > 0 ? Data(bytes: sqlite3_column_blob(handle, 1), count: bytes) : Data()
-                }
-                return found
+        return try SQLiteCall.withIDSet(ids, boundTo: statement) {
+            let handle = statement.sqliteStatement
+            var found: [Int64: Data] = [:]
+            while try SQLiteCall.step(handle, db: db) {
+                let bytes = Int(sqlite3_column_bytes(handle, 1))
+                found[sqlite3_column_int64(handle, 0)] = bytes > 0 ? Data(bytes: sqlite3_column_blob(handle, 1), count: bytes) : Data()
             }
+            return found
         }
     }
 }

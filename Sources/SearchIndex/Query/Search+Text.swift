@@ -47,19 +47,10 @@ extension Search {
         record(sql, arguments + ["(\(ids.count) row ids)"])
         let statement = try db.cachedStatement(sql: sql)
         statement.setUncheckedArguments(arguments)
-        return try ids.withUnsafeBufferPointer { buffer in
-            var set = searchlight_id_set(ids: buffer.baseAddress, count: buffer.count)
-            return try withUnsafePointer(to: &set) { pointer in
-                let handle = statement.sqliteStatement, parameter = sqlite3_bind_parameter_count(statement.sqliteStatement)
-                let status = searchlight_bind_id_set(handle, parameter, pointer)
-                guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot bind the row ids") }
-                // The cached statement keeps its bindings after a reset: the set must not outlive this scope in it.
-                defer { sqlite3_bind_null(handle, parameter) }
-                // Fetched while the set lives; GRDB keeps the bindings (no new arguments given).
-                return try Row.fetchAll(statement).map { row in
-                    Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
-                              latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
-                }
+        return try SQLiteCall.withIDSet(ids, boundTo: statement) {
+            try Row.fetchAll(statement).map { row in
+                Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
+                          latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
             }
         }
     }

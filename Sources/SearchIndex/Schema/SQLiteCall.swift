@@ -1,3 +1,4 @@
+import CSearchTokenizer
 import GRDB
 import GRDBSQLite
 import SQLiteFiles
@@ -24,6 +25,23 @@ enum SQLiteCall {
         if status == SQLITE_ROW { return true }
         if status == SQLITE_DONE { return false }
         throw DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    }
+
+    /// Runs `body` with `ids` (sorted) bound to the statement's last parameter as the pointer
+    /// `searchlight_in_ids(rowid, ?)` reads; the binding is cleared after, since a cached statement keeps its
+    /// bindings past a reset and the set lives only in this scope. The statement's other arguments are set
+    /// before; `body` fetches without giving new ones.
+    static func withIDSet<T>(_ ids: [Int64], boundTo statement: Statement, _ body: () throws -> T) throws -> T {
+        try ids.withUnsafeBufferPointer { buffer in
+            var set = searchlight_id_set(ids: buffer.baseAddress, count: buffer.count)
+            return try withUnsafePointer(to: &set) { pointer in
+                let handle = statement.sqliteStatement, parameter = sqlite3_bind_parameter_count(handle)
+                let status = searchlight_bind_id_set(handle, parameter, pointer)
+                guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot bind the row ids") }
+                defer { sqlite3_reset(handle); sqlite3_bind_null(handle, parameter) }
+                return try body()
+            }
+        }
     }
 
     /// A column's text ("" for NULL).
