@@ -49,6 +49,19 @@ void searchlight_scorer_free(searchlight_scorer *scorer) {
 static int read_plan(searchlight_scorer *scorer, const char *plan);
 static int reserve(void **buffer, int *capacity, int count, size_t element);
 
+double searchlight_idf(double documents, long long rows) {
+    double idf = log(((double)rows - documents + 0.5) / (documents + 0.5));
+    return idf > 1e-6 ? idf : 1e-6; // as bm25: very common terms still count a little
+}
+
+// BM25's k1, and the weight of the static rank in a partial match's score.
+static const double k1 = 1.2, partialRankWeight = 0.05;
+
+double searchlight_partial_ceiling(double rank) {
+    double importance = log10(1 + (rank > 0 && isfinite(rank) ? rank : 0));
+    return (k1 + 1.0) * (1.0 + partialRankWeight * importance);
+}
+
 searchlight_scorer *searchlight_scorer_create(int phraseCount, const int *phraseSizes, const double *documentFrequencies,
                                               long long rows, const double *averages, const char *plan) {
     if (phraseCount < 0) return NULL;
@@ -66,9 +79,7 @@ searchlight_scorer *searchlight_scorer_create(int phraseCount, const int *phrase
     for (int column = 0; column < SEARCHLIGHT_RANK_COLUMNS; column++) scorer->average[column] = averages[column];
     for (int phrase = 0; phrase < phraseCount; phrase++) {
         scorer->phraseSize[phrase] = phraseSizes[phrase];
-        double hits = documentFrequencies[phrase];
-        double idf = log(((double)rows - hits + 0.5) / (hits + 0.5));
-        scorer->idf[phrase] = idf > 1e-6 ? idf : 1e-6; // as bm25: very common terms still count a little
+        scorer->idf[phrase] = searchlight_idf(documentFrequencies[phrase], rows);
         scorer->idfSum += scorer->idf[phrase];
     }
     return scorer;
@@ -320,9 +331,8 @@ static int value_of(const int *starts, int count, int position) {
 
 // The best score a row of this static rank can reach in the query (top-k pruning's bound).
 static double searchlight_scorer_bound(const searchlight_scorer *scorer, double rank) {
-    const double k1 = 1.2;
     double importance = log10(1 + (rank > 0 && isfinite(rank) ? rank : 0));
-    double whole = 1000.0 + 1.0 + importance, partial = scorer->idfSum * (k1 + 1.0) * (1.0 + 0.05 * importance);
+    double whole = SEARCHLIGHT_WHOLE_VALUE_SCORE + 1.0 + importance, partial = scorer->idfSum * searchlight_partial_ceiling(rank);
     return whole > partial ? whole : partial;
 }
 
@@ -336,7 +346,7 @@ static double searchlight_scorer_bound(const searchlight_scorer *scorer, double 
 // row's typo matches (per word, its closest expansion) then costs SEARCHLIGHT_TYPO_PENALTY.
 int searchlight_scorer_score(searchlight_scorer *data, const searchlight_instance *instances, int instanceCount,
                              const int *sizes, int sized, const char *lengths, double rank, const double *weights, double *result) {
-    const double k1 = 1.2, b = 0.75, averageValueLength = 2.0;
+    const double b = 0.75, averageValueLength = 2.0;
     double importance = log10(1 + (rank > 0 && isfinite(rank) ? rank : 0));
     // One column at a time: values, then per value the phrases found, the positions covered and the
     // term frequencies.
@@ -412,7 +422,7 @@ int searchlight_scorer_score(searchlight_scorer *data, const searchlight_instanc
             }
         }
     }
-    double score = bestExact >= 0 ? 1000.0 + bestExact * (1.0 + importance) : bestPartial * (1.0 + 0.05 * importance);
+    double score = bestExact >= 0 ? SEARCHLIGHT_WHOLE_VALUE_SCORE + bestExact * (1.0 + importance) : bestPartial * (1.0 + partialRankWeight * importance);
     // Every edit costs more than any score: rows matched as typed come first, then one typo, then two.
     *result = score - SEARCHLIGHT_TYPO_PENALTY * edits;
     return SQLITE_OK;

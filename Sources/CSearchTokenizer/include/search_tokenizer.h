@@ -119,6 +119,16 @@ typedef struct searchlight_instance {
     int offset;
 } searchlight_instance;
 
+/// What a whole-value match scores at least: above every partial match (see searchlight_scorer_score).
+#define SEARCHLIGHT_WHOLE_VALUE_SCORE 1000.0
+
+/// The ranking's IDF of a phrase held by `documents` of `rows` rows: BM25's, floored at 1e-6.
+double searchlight_idf(double documents, long long rows);
+
+/// The most a partial match of a row of this static rank scores per unit of IDF (k1 + 1 times its rank
+/// factor): what top-k pruning bounds a row by.
+double searchlight_partial_ceiling(double rank);
+
 /// Searchlight's relevance for one query (BM25F per value, whole-value matches first, static rank, typo
 /// penalties): what `searchlight_rank` computes inside FTS5, for any index that can list a row's phrase
 /// instances. Not thread-safe: one query, one thread.

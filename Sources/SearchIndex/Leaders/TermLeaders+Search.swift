@@ -4,9 +4,8 @@ import GRDB
 import GRDBSQLite
 
 extension TermLeaders {
-    /// The largest score a partial match reaches per unit of IDF: k1 + 1 times the largest static-rank
-    /// factor (1 + 0.05·log10(1 + the largest finite rank)). Whole-value matches score 1000 and more.
-    static let largestPartialImpact = 2.2 * (1.0 + 0.05 * log10(1.0 + Double.greatestFiniteMagnitude))
+    /// The largest score a partial match reaches per unit of IDF, at the largest finite rank.
+    static let largestPartialImpact = searchlight_partial_ceiling(.greatestFiniteMagnitude)
 
     /// A list's rows with what a hit and the scorer need of their items.
     static let listSQL = """
@@ -68,16 +67,14 @@ extension TermLeaders {
         var ratio = 1.0
         for column in 0..<2 where listedAverages[column] > 0 { ratio = Swift.max(ratio, averages[column] / listedAverages[column]) }
         let listedIDF = idf(documents: documents, rows: rowsThen), currentIDF = idf(documents: documents, rows: rows)
-        let whole = threshold >= 1000 ? threshold : 0
-        let partial = threshold >= 1000 ? currentIDF * largestPartialImpact * ratio : threshold / listedIDF * currentIDF * ratio
+        let isWhole = threshold >= SEARCHLIGHT_WHOLE_VALUE_SCORE
+        let whole = isWhole ? threshold : 0
+        let partial = isWhole ? currentIDF * largestPartialImpact * ratio : threshold / listedIDF * currentIDF * ratio
         return Swift.max(whole, partial)
     }
 
-    /// The ranking's IDF (searchlight_scorer_create): BM25's, floored so that very common terms still count.
-    static func idf(documents: Int, rows: Int64) -> Double {
-        let hits = Double(documents), idf = log((Double(rows) - hits + 0.5) / (hits + 0.5))
-        return idf > 1e-6 ? idf : 1e-6
-    }
+    /// The ranking's IDF (`searchlight_idf`, the scorer's own).
+    static func idf(documents: Int, rows: Int64) -> Double { searchlight_idf(Double(documents), rows) }
 
     /// One listed row's score from what the list and its item keep: its instances (a
     /// `searchlight_instances` blob), value lengths and rank. Nil when any of them is damaged, or the
