@@ -344,6 +344,12 @@ int searchlight_register_tokenizer(sqlite3 *db) {
 // Opening a break iterator costs more than tokenizing a query, so each thread keeps one.
 static _Thread_local Tokenizer *thread_tokenizer = NULL;
 
+// This thread's tokenizer, made on first use; NULL when memory runs out.
+static Tokenizer *this_thread_tokenizer(void) {
+    if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
+    return thread_tokenizer;
+}
+
 typedef struct DirectCall {
     void *context;
     searchlight_token_callback callback;
@@ -355,10 +361,10 @@ static int direct_emit(void *context, const char *token, int token_length, int s
 }
 
 int searchlight_tokenize(const char *text, int length, int withParts, void *context, searchlight_token_callback callback) {
-    if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
-    if (!thread_tokenizer) return -1;
+    Tokenizer *tokenizer = this_thread_tokenizer();
+    if (!tokenizer) return -1;
     DirectCall call = { context, callback };
-    int rc = tokenize_with(thread_tokenizer, text, length, withParts, &call, direct_emit);
+    int rc = tokenize_with(tokenizer, text, length, withParts, &call, direct_emit);
     return rc < 0 ? -1 : rc;
 }
 
@@ -382,11 +388,11 @@ static int stream_emit(void *context, const char *token, int token_length, int s
 }
 
 int searchlight_prepare_tokens(const char *text, int length, unsigned char *buffer, int capacity) {
-    if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
-    if (!thread_tokenizer) return -1;
+    Tokenizer *tokenizer = this_thread_tokenizer();
+    if (!tokenizer) return -1;
     StreamWriter writer = { buffer, capacity, 0 };
     // As FTS5 tokenizes documents: words and identifiers' parts.
-    int rc = tokenize_with(thread_tokenizer, text, length, 1, &writer, stream_emit);
+    int rc = tokenize_with(tokenizer, text, length, 1, &writer, stream_emit);
     return rc < 0 ? -1 : writer.length;
 }
 
@@ -443,8 +449,8 @@ int searchlight_prepare_tokens_sharing(const char *text, int length, const char 
                                        unsigned char *buffer, int capacity) {
     if (length < 0 || referenceLength < 0 || referenceStreamLength < 0) return -1;
     if (holds_joiner(text, length) || holds_joiner(reference, referenceLength)) return -2;
-    if (!thread_tokenizer) thread_tokenizer = tokenizer_new();
-    if (!thread_tokenizer) return -1;
+    Tokenizer *tokenizer = this_thread_tokenizer();
+    if (!tokenizer) return -1;
     int referenceCount = 0, textCount = 0;
     Value *references = split_values(reference, referenceLength, &referenceCount);
     Value *values = references ? split_values(text, length, &textCount) : NULL;
@@ -479,7 +485,7 @@ int searchlight_prepare_tokens_sharing(const char *text, int length, const char 
                 }
             } else if (size > 0) {
                 ShiftedWriter shifted = { &writer, own->start };
-                if (tokenize_with(thread_tokenizer, text + own->start, size, 1, &shifted, shifted_emit) < 0) result = -1;
+                if (tokenize_with(tokenizer, text + own->start, size, 1, &shifted, shifted_emit) < 0) result = -1;
             }
         }
         if (result == 0) result = writer.length;
