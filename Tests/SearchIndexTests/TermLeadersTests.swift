@@ -178,8 +178,10 @@ struct TermLeadersTests {
         try index.write { db in
             try db.execute(sql: "UPDATE term_leaders SET instances = x'0102' WHERE term = 'city'")
             try db.execute(sql: "UPDATE term_leaders SET instances = x'000000000700000001000000' WHERE term = 'san'")
+            try db.execute(sql: "UPDATE leader_terms SET name_average = 1e999 WHERE term = 'york'")
+            try db.execute(sql: "UPDATE leader_terms SET threshold = -1e999 WHERE term = 'port'")
         }
-        for word in ["city", "san"] {
+        for word in ["city", "san", "york", "port"] {
             var request = SearchRequest(query: word, limit: 10)
             request.typoTolerance = false
             #expect(try !Self.usedList(index, request), "\(word)")

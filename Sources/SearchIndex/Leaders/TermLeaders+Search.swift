@@ -25,7 +25,9 @@ extension TermLeaders {
         let documents = Int(try list.integer(0)), rowsThen = try list.integer(1)
         let listedAverages = [try list.number(2), try list.number(3)], threshold = try list.optionalNumber(4)
         let phrase = expression(of: term)
-        guard documents > 0, let statistics = try statistics(of: phrase, db: db), statistics.averages.count == 4 else { return nil }
+        // A damaged row (an infinite or NaN threshold or average) proves nothing.
+        guard documents > 0, rowsThen > 0, (listedAverages + [threshold ?? 0]).allSatisfy({ $0.isFinite && $0 >= 0 }),
+              let statistics = try statistics(of: phrase, db: db), statistics.averages.count == 4 else { return nil }
 
         let statement = try db.cachedStatement(sql: listSQL)
         statement.setUncheckedArguments([term])
