@@ -68,7 +68,7 @@ enum TermLeaders {
             let status = term.withUTF8 { utf8 in
                 utf8.withMemoryRebound(to: CChar.self) { searchlight_watch_term(offers, $0.baseAddress, Int32($0.count)) }
             }
-            guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot watch the listed terms") }
+            guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "out of memory while reading the index's term lists: free some memory and run it again") }
         }
     }
 
