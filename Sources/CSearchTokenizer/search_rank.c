@@ -91,7 +91,7 @@ typedef struct RankData {
     searchlight_scorer *scorer;
     // Each row's instances, gathered from xInst for the scorer.
     searchlight_instance *instances;
-    int instancesCapacity;
+    int instancesCapacity, gathered;
     // Top-k pruning (a query that keeps only its best k rows, see searchlight_rank): the k best scores so
     // far as a min-heap, and the last row's result, for SQLite evaluating the function twice on one row.
     double *best;
@@ -428,14 +428,17 @@ int searchlight_scorer_score(searchlight_scorer *data, const searchlight_instanc
     return SQLITE_OK;
 }
 
-// searchlight_rank(items_fts, w0, w1, w2, w3, rank, value_lengths, plan, keep): relevance, minus (lower is
-// better, like bm25). The row's instances and column sizes come from FTS5 and go to the scorer.
-static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
-                             int argumentCount, sqlite3_value **arguments) {
+// One row of searchlight_rank or searchlight_leader_rank: its score, or under top-k pruning the bound
+// that left it unscored (*scored 0); *data the query's state, whose instances hold the scored row's.
+// `repeats`: a second call on the same row answers from the first (SQLite may evaluate the function twice).
+static int rank_row(const Fts5ExtensionApi *api, Fts5Context *context, int argumentCount, sqlite3_value **arguments,
+                    int repeats, RankData **dataOut, double *out, int *scored) {
     int rc = SQLITE_OK;
+    *scored = 0;
     const char *plan = argumentCount > PLAN_ARGUMENT ? (const char *)sqlite3_value_text(arguments[PLAN_ARGUMENT]) : NULL;
     RankData *data = rank_data(api, context, plan, &rc);
-    if (!data) { sqlite3_result_error_code(result, rc); return; }
+    if (!data) return rc;
+    *dataOut = data;
     double rank = argumentCount > RANK_ARGUMENT ? sqlite3_value_double(arguments[RANK_ARGUMENT]) : 0;
     // Top-k pruning. A query ordered by this score that keeps its best k rows passes k: a row whose score
     // cannot reach the k-th best seen so far is not scored, and gets that bound (itself below the k-th
@@ -447,23 +450,23 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
     if (keep < 0 || keep > MAXIMUM_KEPT) keep = 0;
     sqlite3_int64 rowid = keep ? api->xRowid(context) : 0;
     if (keep) {
-        if (data->hasLast && rowid == data->lastRowid) { sqlite3_result_double(result, data->lastResult); return; }
+        if (repeats && data->hasLast && rowid == data->lastRowid) { *out = data->lastResult; return SQLITE_OK; }
         if (data->bestCount >= keep) {
             double bound = searchlight_scorer_bound(data->scorer, rank);
             double kth = data->best[0];
             // A margin for rounding: the bound and the score are computed in different orders.
             if (bound < kth - 1e-9 * fabs(kth)) {
                 data->hasLast = 1; data->lastRowid = rowid; data->lastResult = -bound;
-                sqlite3_result_double(result, -bound);
-                return;
+                *out = -bound;
+                return SQLITE_OK;
             }
         }
     }
     int columns = api->xColumnCount(context);
     if (columns > TEXT_COLUMNS) columns = TEXT_COLUMNS;
     int instances = 0;
-    if ((rc = api->xInstCount(context, &instances)) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
-    if (!reserve((void **)&data->instances, &data->instancesCapacity, instances + 1, sizeof(searchlight_instance))) { sqlite3_result_error_nomem(result); return; }
+    if ((rc = api->xInstCount(context, &instances)) != SQLITE_OK) return rc;
+    if (!reserve((void **)&data->instances, &data->instancesCapacity, instances + 1, sizeof(searchlight_instance))) return SQLITE_NOMEM;
     // FTS5 gives instances ordered by column, then offset, as the scorer wants them.
     int gathered = 0;
     for (int i = 0; i < instances; i++) {
@@ -471,6 +474,7 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
         if (api->xInst(context, i, &phrase, &column, &offset) != SQLITE_OK || column >= columns) continue;
         data->instances[gathered++] = (searchlight_instance){ phrase, column, offset };
     }
+    data->gathered = gathered;
     const char *lengths = argumentCount > LENGTHS_ARGUMENT ? (const char *)sqlite3_value_text(arguments[LENGTHS_ARGUMENT]) : NULL;
     int sizes[TEXT_COLUMNS] = { 0 };
     int sized = searchlight_value_lengths_sizes(lengths, sizes);
@@ -478,46 +482,52 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
         // Only the columns this row matched in need a size: xColumnSize runs a statement.
         int matched = 0;
         for (int i = 0; i < gathered && !matched; i++) matched = data->instances[i].column == column;
-        if (matched && (rc = api->xColumnSize(context, column, &sizes[column])) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
+        if (matched && (rc = api->xColumnSize(context, column, &sizes[column])) != SQLITE_OK) return rc;
     }
     double weights[TEXT_COLUMNS] = { 1.0, 1.0, 1.0, 1.0 };
     for (int column = 0; column < TEXT_COLUMNS && column < argumentCount; column++) weights[column] = sqlite3_value_double(arguments[column]);
     double score = 0;
-    if ((rc = searchlight_scorer_score(data->scorer, data->instances, gathered, sizes, sized, lengths, rank, weights, &score)) != SQLITE_OK) {
-        sqlite3_result_error_code(result, rc);
-        return;
-    }
+    if ((rc = searchlight_scorer_score(data->scorer, data->instances, gathered, sizes, sized, lengths, rank, weights, &score)) != SQLITE_OK) return rc;
     if (keep) {
-        if (!keep_score(data, keep, score)) { sqlite3_result_error_nomem(result); return; }
+        if (!keep_score(data, keep, score)) return SQLITE_NOMEM;
         data->hasLast = 1; data->lastRowid = rowid; data->lastResult = -score;
     }
-    sqlite3_result_double(result, -score);
+    *out = -score;
+    *scored = 1;
+    return SQLITE_OK;
 }
 
-// searchlight_instances(items_fts): the row's phrase instances in the ranking's columns, as native int
-// triples (phrase, column, offset) in FTS5's order: what a term leader list keeps of each of its rows, so
-// that the scorer can score them again without FTS5.
-static void searchlight_instances(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
-                                  int argumentCount, sqlite3_value **arguments) {
-    (void)argumentCount; (void)arguments;
-    int instances = 0, rc;
-    if ((rc = api->xInstCount(context, &instances)) != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
-    int columns = api->xColumnCount(context);
-    if (columns > TEXT_COLUMNS) columns = TEXT_COLUMNS;
-    int *triples = sqlite3_malloc64((sqlite3_uint64)(instances > 0 ? instances : 1) * 3 * sizeof(int));
-    if (!triples) { sqlite3_result_error_nomem(result); return; }
-    int gathered = 0;
-    for (int i = 0; i < instances; i++) {
-        int phrase = 0, column = 0, offset = 0;
-        if (api->xInst(context, i, &phrase, &column, &offset) != SQLITE_OK || column >= columns) continue;
-        triples[gathered * 3] = phrase;
-        triples[gathered * 3 + 1] = column;
-        triples[gathered * 3 + 2] = offset;
-        gathered++;
+// searchlight_rank(items_fts, w0, w1, w2, w3, rank, value_lengths, plan, keep): relevance, minus (lower is
+// better, like bm25). The row's instances and column sizes come from FTS5 and go to the scorer.
+static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
+                             int argumentCount, sqlite3_value **arguments) {
+    RankData *data = NULL;
+    double value = 0;
+    int scored = 0, rc = rank_row(api, context, argumentCount, arguments, 1, &data, &value, &scored);
+    if (rc != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
+    sqlite3_result_double(result, value);
+}
+
+// searchlight_leader_rank(items_fts, …the same arguments): what listing a term keeps of a row in one pass.
+// A row top-k pruning left unscored gives its bound, minus, as a REAL; a scored row a BLOB: its score,
+// minus (a native double), then its instances as (phrase, column, offset) native int triples in FTS5's order.
+static void searchlight_leader_rank(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
+                                    int argumentCount, sqlite3_value **arguments) {
+    RankData *data = NULL;
+    double value = 0;
+    int scored = 0, rc = rank_row(api, context, argumentCount, arguments, 0, &data, &value, &scored);
+    if (rc != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
+    if (!scored) { sqlite3_result_double(result, value); return; }
+    sqlite3_int64 bytes = (sqlite3_int64)sizeof(double) + (sqlite3_int64)data->gathered * 3 * (sqlite3_int64)sizeof(int);
+    if (bytes > INT_MAX) { sqlite3_result_error_toobig(result); return; }
+    unsigned char *blob = sqlite3_malloc64((sqlite3_uint64)bytes);
+    if (!blob) { sqlite3_result_error_nomem(result); return; }
+    memcpy(blob, &value, sizeof(double));
+    for (int i = 0; i < data->gathered; i++) {
+        int triple[3] = { data->instances[i].phrase, data->instances[i].column, data->instances[i].offset };
+        memcpy(blob + sizeof(double) + (size_t)i * sizeof triple, triple, sizeof triple);
     }
-    sqlite3_int64 bytes = (sqlite3_int64)gathered * 3 * (sqlite3_int64)sizeof(int);
-    if (bytes > INT_MAX) { sqlite3_free(triples); sqlite3_result_error_toobig(result); return; }
-    sqlite3_result_blob(result, triples, (int)bytes, sqlite3_free);
+    sqlite3_result_blob(result, blob, (int)bytes, sqlite3_free);
 }
 
 // searchlight_statistics(items_fts): the rows FTS5 holds and each ranked column's average length, as
@@ -541,7 +551,7 @@ int searchlight_register_rank(sqlite3 *db) {
     fts5_api *api = NULL;
     int rc = searchlight_fts5_api(db, &api);
     if (rc != SQLITE_OK) return rc;
-    if ((rc = api->xCreateFunction(api, "searchlight_instances", NULL, searchlight_instances, NULL)) != SQLITE_OK) return rc;
+    if ((rc = api->xCreateFunction(api, "searchlight_leader_rank", NULL, searchlight_leader_rank, NULL)) != SQLITE_OK) return rc;
     if ((rc = api->xCreateFunction(api, "searchlight_statistics", NULL, searchlight_statistics, NULL)) != SQLITE_OK) return rc;
     return api->xCreateFunction(api, "searchlight_rank", NULL, searchlight_rank, NULL);
 }

@@ -160,12 +160,24 @@ void searchlight_watch_reset(void *offers, long long generation) {
     TokenizerShared *shared = offers;
     if (!shared) return;
     term_collector_reset(shared->watched);
+    shared->longestWatchedPrefix = 0;
     shared->watchGeneration = generation;
 }
 
 int searchlight_watch_term(void *offers, const char *term, int length) {
     TokenizerShared *shared = offers;
     if (!shared || length < 0) return SQLITE_MISUSE;
+    if (length > 1 && term[length - 1] == '*') {
+        int prefix = length - 1;
+        // Tokens are checked against their prefixes up to the longest listed length only: a longer one
+        // could not be watched, and a set that cannot watch every list watches none.
+        if (prefix > SEARCHLIGHT_LONGEST_LISTED_PREFIX) {
+            shared->watched->overflowed = 1;
+            shared->watchGeneration = -1;
+            return SQLITE_OK;
+        }
+        if (prefix > shared->longestWatchedPrefix) shared->longestWatchedPrefix = prefix;
+    }
     int rc = term_collector_add(shared->watched, term, length);
     // A set that could not keep every term cannot tell which lists a write leaves true: none are.
     if (rc != SQLITE_OK || shared->watched->overflowed) shared->watchGeneration = -1;
@@ -177,13 +189,26 @@ void searchlight_touch_all(void *offers) {
     if (shared) shared->touchedAll = 1;
 }
 
+static void touch(TokenizerShared *shared, const char *key, int length) {
+    if (term_collector_add(shared->touched, key, length) != SQLITE_OK || shared->touched->overflowed) shared->touchedAll = 1;
+}
+
 int tokenizer_shared_note_token(TokenizerShared *shared, const char *token, int length) {
     if (!shared || shared->touchedAll) return SQLITE_OK;
     // A set that overflowed was emptied: it no longer tells which lists a document touches, so all are.
     if (shared->watched->overflowed) { shared->touchedAll = 1; return SQLITE_OK; }
     if (shared->watched->count == 0) return SQLITE_OK;
-    if (!term_collector_contains(shared->watched, token, length)) return SQLITE_OK;
-    if (term_collector_add(shared->touched, token, length) != SQLITE_OK || shared->touched->overflowed) shared->touchedAll = 1;
+    if (term_collector_contains(shared->watched, token, length)) touch(shared, token, length);
+    // The prefixes' lists: every prefix of the token that ends between two scalars (a typed prefix is
+    // whole characters), the token itself included, as `prefix*`.
+    int longest = shared->longestWatchedPrefix < length ? shared->longestWatchedPrefix : length;
+    char key[SEARCHLIGHT_LONGEST_LISTED_PREFIX + 1];
+    for (int prefix = 1; prefix <= longest && !shared->touchedAll; prefix++) {
+        if (prefix < length && ((unsigned char)token[prefix] & 0xC0) == 0x80) continue;
+        memcpy(key, token, (size_t)prefix);
+        key[prefix] = '*';
+        if (term_collector_contains(shared->watched, key, prefix + 1)) touch(shared, key, prefix + 1);
+    }
     return SQLITE_OK;
 }
 

@@ -29,8 +29,10 @@ typedef struct TokenizerShared {
     TokenOffer offers[SEARCHLIGHT_MAXIMUM_OFFERS];
     int offerCount;
     // Term leader lists (searchlight_watch_terms): the terms that have one, and those of them a document
-    // written or deleted since the last drain held, whose lists no longer describe the index.
+    // written or deleted since the last drain held, whose lists no longer describe the index. A prefix's
+    // list is watched as the prefix followed by `*`; the longest watched prefix bounds the checks per token.
     TermCollector *watched;
+    int longestWatchedPrefix;
     TermCollector *touched;
     int touchedAll;
     long long watchGeneration;

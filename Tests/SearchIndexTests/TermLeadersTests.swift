@@ -4,8 +4,8 @@ import GRDB
 import SeededRandom
 import Testing
 
-/// A term leader list answers a one-word search only with the page full scoring gives, and a write that
-/// changes what a list describes takes it out of use in the same transaction.
+/// A term leader list answers a one-word or one-prefix search only with the page full scoring gives, and a
+/// write that changes what a list describes takes it out of use in the same transaction.
 @Suite("Term leader lists")
 struct TermLeadersTests {
     static let words = ["san", "santa", "jose", "juan", "maria", "city", "new", "york", "port", "saint"]
@@ -28,16 +28,19 @@ struct TermLeadersTests {
     static func newIndex(_ name: String, items: [IndexedItem]) throws -> SearchIndex {
         let index = try PreparedItemTests.newIndex(name)
         try index.apply(IndexBatch(prepared: items.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1)))
-        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100) }
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true) }
         return index
     }
 
-    /// Every page of every word, from the lists and from full scoring: the same hits, the same scores.
-    /// Returns how many pages the lists answered.
+    /// Prefixes of the words, short and long, one of them a whole word, some typed in capitals.
+    static let prefixes = ["s*", "sa*", "San*", "sant*", "santa*", "j*", "ju*", "c*", "ma*", "YO*", "p*", "port*", "n*", "ne*"]
+
+    /// Every page of every word and prefix, from the lists and from full scoring: the same hits, the same
+    /// scores. Returns how many pages the lists answered.
     @discardableResult
     static func expectSamePages(_ index: SearchIndex, _ context: String) throws -> Int {
         var answered = 0
-        for word in words + ["Saint", "SAN"] {
+        for word in words + ["Saint", "SAN"] + prefixes {
             for (limit, offset) in [(1, 0), (5, 0), (20, 0), (20, 3), (7, 40), (64, 0), (30, 50)] {
                 var request = SearchRequest(query: word, limit: limit, offset: offset)
                 request.typoTolerance = false
@@ -60,13 +63,33 @@ struct TermLeadersTests {
         try index.read { db in try Set(String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 1")) }
     }
 
+    static func listedKeys(_ index: SearchIndex) throws -> Set<String> {
+        try index.read { db in try Set(String.fetchAll(db, sql: "SELECT term FROM leader_terms")) }
+    }
+
+    /// The lists a document holding `tokens` touches, computed apart from the tokenizer: each listed term
+    /// among them, and each listed prefix some token starts with (byte by byte, as FTS5 matches prefixes).
+    static func touchedKeys(by tokens: Set<String>, in index: SearchIndex) throws -> Set<String> {
+        try listedKeys(index).filter { key in
+            guard key.hasSuffix("*") else { return tokens.contains(key) }
+            let prefix = Array(key.utf8.dropLast())
+            return tokens.contains { Array($0.utf8).starts(with: prefix) }
+        }
+    }
+
     @Test("a list answers a word's first pages exactly as full scoring, and leaves deeper ones to it")
     func pagesEqualFullScoring() throws {
         let index = try Self.newIndex("leaders-pages", items: Self.items(0..<3_000, seed: 5))
-        let listed = try index.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM leader_terms") ?? 0 }
-        #expect(listed == Self.words.count)
+        let listed = try Self.listedKeys(index)
+        #expect(Set(listed.filter { !$0.hasSuffix("*") }) == Set(Self.words))
+        // Every prefix of a word is held by 100 rows or more here, and a prefix of no word by none.
+        let prefixes = Set(Self.words.flatMap { word in (1...word.count).map { String(word.prefix($0)) + "*" } })
+        #expect(Set(listed.filter { $0.hasSuffix("*") }) == prefixes)
         let answered = try Self.expectSamePages(index, "fresh lists")
-        #expect(answered > 20, "the lists answered \(answered) pages")
+        #expect(answered > 40, "the lists answered \(answered) pages")
+        var prefix = SearchRequest(query: "San*", limit: 20)
+        prefix.typoTolerance = false
+        #expect(try Self.usedList(index, prefix))
         // A page past the list is always scored in full.
         var deep = SearchRequest(query: "city", limit: 20, offset: 60)
         deep.typoTolerance = false
@@ -84,21 +107,21 @@ struct TermLeadersTests {
         renamed.displayName = "york port"
         renamed.text = []
         try index.apply(IndexBatch(prepared: [PreparedItem(renamed)], checkpoint: IndexFixtures.checkpoint(2)))
-        #expect(try Self.staleTerms(index) == old.union(["york", "port"]))
+        #expect(try Self.staleTerms(index) == Self.touchedKeys(by: old.union(["york", "port"]), in: index))
         try Self.expectSamePages(index, "after a rename")
         // A delete touches the deleted item's words.
         try index.maintain(budget: 10)
         #expect(try Self.staleTerms(index).isEmpty)
         let deleted = Set(SearchTokenizer.tokens(in: items[2].displayName + " " + items[2].text.joined(separator: " ")).map(\.text))
         try index.apply(IndexBatch(deletes: [items[2].uri], checkpoint: IndexFixtures.checkpoint(3)))
-        #expect(try Self.staleTerms(index) == deleted)
+        #expect(try Self.staleTerms(index) == Self.touchedKeys(by: deleted, in: index))
         try Self.expectSamePages(index, "after a delete")
         // A new static rank alone (FTS5 sees nothing) touches every list.
         try index.maintain(budget: 10)
         var promoted = items[3]
         promoted.rank = 9_000_000
         try index.apply(IndexBatch(prepared: [PreparedItem(promoted)], checkpoint: IndexFixtures.checkpoint(4)))
-        #expect(try Self.staleTerms(index) == Set(Self.words))
+        #expect(try Self.staleTerms(index) == Self.listedKeys(index))
         try Self.expectSamePages(index, "after a new rank")
         try index.maintain(budget: 10)
         #expect(try Self.staleTerms(index).isEmpty)
@@ -158,18 +181,70 @@ struct TermLeadersTests {
         // The first writer lists again (nothing, this time: its tokenizer then watches no term), then its
         // transaction fails; the second lists every word.
         _ = try? first.write { db in
-            try TermLeaders.refresh(db, minimumDocuments: 1_000_000)
+            try TermLeaders.refresh(db, minimumDocuments: 1_000_000, listingPrefixes: true)
             throw Abandon()
         }
-        try second.write { db in try TermLeaders.refresh(db, minimumDocuments: 100) }
+        try second.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true) }
         #expect(try Self.staleTerms(first).isEmpty)
         var renamed = items[5]
         renamed.displayName = "york"
         renamed.text = []
         let words = Set(SearchTokenizer.tokens(in: items[5].displayName + " " + items[5].text.joined(separator: " ")).map(\.text)).union(["york"])
         try first.apply(IndexBatch(prepared: [PreparedItem(renamed)], checkpoint: IndexFixtures.checkpoint(2)))
-        #expect(try Self.staleTerms(first) == words)
+        #expect(try Self.staleTerms(first) == Self.touchedKeys(by: words, in: first))
         try Self.expectSamePages(first, "after two writers")
+    }
+
+    @Test("an export's end registers the frequent prefixes stale, and an idle follower's upkeep lists them")
+    func prefixesListedWhileIdle() throws {
+        let index = try PreparedItemTests.newIndex("leaders-deferred")
+        try index.apply(IndexBatch(prepared: Self.items(0..<3_000, seed: 61).map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1)))
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: false) }
+        let prefixes = Set(Self.words.flatMap { word in (1...word.count).map { String(word.prefix($0)) + "*" } })
+        #expect(try Self.staleTerms(index) == prefixes)
+        var request = SearchRequest(query: "San*", limit: 20)
+        request.typoTolerance = false
+        #expect(try !Self.usedList(index, request))
+        try Self.expectSamePages(index, "prefixes registered")
+        while try index.maintain(budget: 10) {}
+        #expect(try Self.staleTerms(index).isEmpty)
+        #expect(try Self.listedKeys(index) == prefixes.union(Self.words))
+        #expect(try Self.usedList(index, request))
+        #expect(try Self.expectSamePages(index, "prefixes listed while idle") > 40)
+    }
+
+    @Test("the prefixes registered are exactly those whose terms' documents add up to the minimum, counted apart")
+    func candidatePrefixesMatchBruteForce() throws {
+        // Names with multi-byte scalars: a prefix ends between scalars, never inside one.
+        let names = ["são paulo", "sãojosé", "ñandú", "ñame", "東京 タワー", "東北", "Ørsted", "ørkenen", "straße", "strand", "s", "st"]
+        var generator = SeededGenerator(seed: 71)
+        let items = (0..<1_500).map { key in
+            IndexedItem(uri: "x-coredata://STORE-A/Place/p\(key)", entity: "Place",
+                        displayName: (0..<Int.random(in: 1...3, using: &generator)).map { _ in names.randomElement(using: &generator) ?? "" }.joined(separator: " "))
+        }
+        let index = try PreparedItemTests.newIndex("leaders-candidates")
+        try index.apply(IndexBatch(prepared: items.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1)))
+        for minimum in [1, 40, 150, 400] {
+            let (found, vocabulary) = try index.read { db in
+                (try TermLeaders.candidateKeys(minimumDocuments: minimum, db: db),
+                 try Row.fetchAll(db, sql: "SELECT term, doc FROM items_vocab").map { (String(try $0.text(0)), Int(try $0.integer(1))) })
+            }
+            var sums: [String: Int] = [:]
+            for (term, documents) in vocabulary {
+                if documents >= minimum { sums[term, default: 0] += 0 }
+                var prefix = ""
+                for scalar in term.unicodeScalars {
+                    prefix.unicodeScalars.append(scalar)
+                    guard prefix.utf8.count <= TermLeaders.longestListedPrefix else { break }
+                    sums[prefix + "*", default: 0] += documents
+                }
+            }
+            let terms = vocabulary.filter { $0.1 >= minimum }.map(\.0)
+            let expected = Set(terms).union(sums.filter { $0.key.hasSuffix("*") && $0.value >= minimum }.keys)
+            #expect(Set(found.map(\.key)) == expected, "minimum \(minimum)")
+            #expect(found.count == expected.count, "minimum \(minimum): no key twice")
+            for (key, documents) in found where key.hasSuffix("*") { #expect(documents == sums[key], "\(key)") }
+        }
     }
 
     @Test("a damaged list is never trusted: the search scores every match")

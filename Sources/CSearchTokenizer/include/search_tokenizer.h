@@ -74,8 +74,12 @@ void searchlight_withdraw_tokens(void *offers);
 long long searchlight_watch_generation(void *offers);
 /// Forgets the watched terms; the terms added next are those of lists at `generation`.
 void searchlight_watch_reset(void *offers, long long generation);
-/// Watches one more term: a document written or deleted while it is watched touches its list.
+/// Watches one more term: a document written or deleted while it is watched touches its list. A term
+/// ending in `*` is a prefix's list: a document token starting with the bytes before the star touches it.
 int searchlight_watch_term(void *offers, const char *term, int length);
+/// The longest prefix, in bytes, a leader list may be kept for: a document's tokens are checked against
+/// each of their prefixes up to this length.
+#define SEARCHLIGHT_LONGEST_LISTED_PREFIX 32
 /// Touches every list: a write that changes scores without FTS5 seeing it (an item's static rank).
 void searchlight_touch_all(void *offers);
 
@@ -170,5 +174,6 @@ int searchlight_register_id_set(sqlite3 *db);
 
 /// Binds an id set to parameter `index` of a statement. Returns an SQLite result code.
 int searchlight_bind_id_set(sqlite3_stmt *statement, int index, const searchlight_id_set *set);
+
 
 #endif

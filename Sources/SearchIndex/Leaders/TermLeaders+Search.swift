@@ -13,24 +13,23 @@ extension TermLeaders {
         FROM term_leaders l JOIN items i ON i.id = l.id WHERE l.term = ?
         """
 
-    /// The page `offset..<offset + limit` of a search for `term` alone, scored from its leader list; nil when
-    /// the list cannot prove it is the page full scoring gives (no list, a stale one, a page deeper than
-    /// it, or a row left off that could reach the page).
-    static func page(term: String, plan: String, offset: Int, limit: Int, db: Database) throws -> [SearchCandidate]? {
+    /// The page `offset..<offset + limit` of a search for one term or prefix alone (its key), scored from
+    /// its leader list; nil when the list cannot prove it is the page full scoring gives (no list, a stale
+    /// one, a page deeper than it, or a row left off that could reach the page).
+    static func page(key: String, plan: String, offset: Int, limit: Int, db: Database) throws -> [SearchCandidate]? {
         let needed = offset.addingReportingOverflow(limit)
         guard limit > 0, !needed.overflow, needed.partialValue <= listedRows else { return nil }
         guard let list = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT documents, rows, name_average, title_average, threshold FROM leader_terms WHERE term = ? AND stale = 0
-            """), arguments: [term]) else { return nil }
+            """), arguments: [key]) else { return nil }
         let documents = Int(try list.integer(0)), rowsThen = try list.integer(1)
         let listedAverages = [try list.number(2), try list.number(3)], threshold = try list.optionalNumber(4)
-        let phrase = expression(of: term)
         // A damaged row (an infinite or NaN threshold or average) proves nothing.
         guard documents > 0, rowsThen > 0, (listedAverages + [threshold ?? 0]).allSatisfy({ $0.isFinite && $0 >= 0 }),
-              let statistics = try statistics(of: phrase, db: db), statistics.averages.count == 4 else { return nil }
+              let statistics = try statistics(db), statistics.averages.count == 4 else { return nil }
 
         let statement = try db.cachedStatement(sql: listSQL)
-        statement.setUncheckedArguments([term])
+        statement.setUncheckedArguments([key])
         let handle = statement.sqliteStatement
         defer { sqlite3_reset(handle) }
         guard let scorer = scorer(plan: plan, documents: documents, rows: statistics.rows, averages: statistics.averages) else { return nil }
@@ -79,7 +78,7 @@ extension TermLeaders {
     static func idf(documents: Int, rows: Int64) -> Double { searchlight_idf(Double(documents), rows) }
 
     /// One listed row's score from what the list and its item keep: its instances (a
-    /// `searchlight_instances` blob), value lengths and rank. Nil when any of them is damaged, or the
+    /// `searchlight_leader_rank`'s triples), value lengths and rank. Nil when any of them is damaged, or the
     /// lengths do not size every column (items written before schema 4's second format, which the ranking
     /// sizes by asking FTS5, and a list cannot).
     static func score(_ scorer: OpaquePointer, instances blob: UnsafeRawPointer?, bytes: Int, lengths: UnsafePointer<UInt8>?, rank: Double,
@@ -99,7 +98,7 @@ extension TermLeaders {
         return plan.withCString { plan in searchlight_scorer_create(1, sizes, frequencies, rows, averages, plan) }
     }
 
-    /// Reads `searchlight_instances` triples: one phrase (0), a ranked column, a position; false when damaged.
+    /// Reads instance triples: one phrase (0), a ranked column, a position; false when damaged.
     private static func decode(_ blob: UnsafeRawPointer?, bytes: Int, into instances: inout [searchlight_instance]) -> Bool {
         instances.removeAll(keepingCapacity: true)
         let stride = 3 * MemoryLayout<Int32>.size

@@ -3,8 +3,9 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Term leader lists: for each frequent term, the items that score best for it alone, so that a one-word
-/// search answers its first page from a few dozen rows instead of scoring every row that holds the word.
+/// Term leader lists: for each frequent term or prefix, the items that score best for it alone, so that a
+/// one-word search answers its first page from a few dozen rows instead of scoring every row that holds
+/// the word.
 ///
 /// A common word (`city`: 63,684 of 939,632 places) made FTS5 walk its whole doclist, joining and bounding
 /// every row, because BM25's partial matches give a pruning bound too loose to stop early. A list keeps, for
@@ -19,9 +20,14 @@ import GRDBSQLite
 /// the writer adds or deletes and notes the listed terms it holds (`searchlight_watch_term`); the writer
 /// marks those lists stale in the same transaction (``saveTouched(_:)``). A change FTS5 does not see (an
 /// item's static rank alone) marks every list. (A writer of a build before schema 9 that opened the file
-/// before a newer build migrated it marks nothing: run one build's writers at a time.) A first export or a rebuild lists the index's frequent terms
-/// when it ends (``refresh(_:minimumDocuments:)``); a follower lists stale terms again while idle, cheapest
-/// first, within a time budget (``refreshStale(_:budget:)``, through `IndexWriter.maintain(budget:)`).
+/// before a newer build migrated it marks nothing: run one build's writers at a time.) A first export or a
+/// rebuild lists the index's frequent terms when it ends (``refresh(_:minimumDocuments:listingPrefixes:)``);
+/// a follower lists stale terms again while idle, cheapest first, within a time budget
+/// (``refreshStale(_:budget:)``, through `IndexWriter.maintain(budget:)`).
+///
+/// A prefix a search as you type sends (`san*`) has a list too, keyed `san*` (schema 10): its best rows for
+/// the prefix alone, watched by every token starting with it. Frequent prefixes are registered stale when
+/// an export ends and listed by an idle follower, since listing them costs a third of the export.
 enum TermLeaders {
     /// The fewest rows holding a term for it to be listed: below, scoring every row takes about a millisecond.
     static let minimumDocuments = 2_000
@@ -42,16 +48,29 @@ enum TermLeaders {
         CREATE TABLE term_leaders (
             term TEXT NOT NULL,
             id INTEGER NOT NULL,
-            instances BLOB NOT NULL,      -- searchlight_instances: the term's places in the row
+            instances BLOB NOT NULL,      -- (phrase 0, column, position) native int triples: the term's places in the row
             PRIMARY KEY (term, id)
         ) WITHOUT ROWID;
         CREATE TABLE leader_state (generation INTEGER NOT NULL);
         INSERT INTO leader_state (generation) VALUES (0);
         """
 
-    /// The FTS5 phrase of one term, quoted as a query's word is.
-    static func expression(of term: String) -> String {
-        ParsedQuery.Term(text: term, tokens: [term], isPrefix: false, isPhrase: false).expression
+    /// The longest prefix, in bytes, that gets a list (the tokenizer checks each token's prefixes up to it).
+    static let longestListedPrefix = Int(SEARCHLIGHT_LONGEST_LISTED_PREFIX)
+
+    /// A list's key: the term, or for a prefix's list the prefix followed by `*` (no token holds a `*`:
+    /// the tokenizer's words are letters, digits and marks, joined by word-inner separators only).
+    static func key(token: String, isPrefix: Bool) -> String { isPrefix ? token + "*" : token }
+
+    /// The token a key lists and whether it is a prefix.
+    static func token(ofKey key: String) -> (token: String, isPrefix: Bool) {
+        key.utf8.count > 1 && key.utf8.last == UInt8(ascii: "*") ? (String(key.dropLast()), true) : (key, false)
+    }
+
+    /// The FTS5 phrase of a key, quoted as a query's word or prefix is.
+    static func expression(of key: String) -> String {
+        let (token, isPrefix) = token(ofKey: key)
+        return ParsedQuery.Term(text: token, tokens: [token], isPrefix: isPrefix, isPhrase: false).expression
     }
 
     // MARK: Keeping lists true
@@ -109,16 +128,66 @@ enum TermLeaders {
 
     // MARK: Listing
 
-    /// Lists every term held by `minimumDocuments` rows or more, anew (a first export's or a rebuild's end).
-    static func refresh(_ db: Database, minimumDocuments: Int = minimumDocuments) throws {
+    /// Lists every term held by `minimumDocuments` rows or more, anew (a first export's or a rebuild's end),
+    /// and the prefixes whose terms are: at once with `listingPrefixes`, else registered stale for
+    /// ``refreshStale(_:budget:)`` to list while a follower is idle. A prefix's scan makes FTS5 merge the
+    /// doclists of every term it covers, positions included, and the short prefixes cover most rows several
+    /// times over: listing them all took a first export of the full Corpus from 8.7 s to 11 s.
+    static func refresh(_ db: Database, minimumDocuments: Int = minimumDocuments, listingPrefixes: Bool) throws {
         // What this transaction wrote so far is what the new lists describe: its touches are spent.
         try saveTouched(db)
         try forgetAll(db)
-        let terms = try String.fetchAll(db, sql: "SELECT term FROM items_vocab WHERE doc >= ?", arguments: [minimumDocuments])
+        let candidates = try candidateKeys(minimumDocuments: minimumDocuments, db: db)
+        let register = try db.cachedStatement(sql: """
+            INSERT INTO leader_terms (term, documents, rows, name_average, title_average, threshold, stale) VALUES (?, ?, 0, 0, 0, NULL, 1)
+            """)
         try withoutMemoryMap(db) {
-            for term in terms { try list(term, minimumDocuments: minimumDocuments, db: db) }
+            for (key, documents) in candidates {
+                if listingPrefixes || !token(ofKey: key).isPrefix {
+                    try list(key, minimumDocuments: minimumDocuments, db: db)
+                } else {
+                    try register.execute(arguments: [key, documents])
+                }
+            }
         }
         try bumpGeneration(db)
+    }
+
+    /// The terms held by `minimumDocuments` rows or more, and the prefixes (whole scalars, at most
+    /// ``longestListedPrefix`` bytes) whose terms' document counts add up to that many: an upper bound on
+    /// the rows holding one of them, which listing counts exactly. One pass over the vocabulary, in
+    /// FTS5's byte order: a prefix's sum is complete when the terms move past it.
+    static func candidateKeys(minimumDocuments: Int, db: Database) throws -> [(key: String, documents: Int)] {
+        var keys: [(key: String, documents: Int)] = []
+        // The open prefixes of the current term, shortest first: their byte lengths and sums so far.
+        var open: [(length: Int, documents: Int)] = []
+        var previous: [UInt8] = []
+        func close(downTo length: Int) {
+            while let last = open.last, last.length > length {
+                open.removeLast()
+                if last.documents >= minimumDocuments { keys.append((String(decoding: previous[..<last.length], as: UTF8.self) + "*", last.documents)) }
+            }
+        }
+        let cursor = try Row.fetchCursor(db, sql: "SELECT term, doc FROM items_vocab")
+        while let row = try cursor.next() {
+            let term: String = try row.text(0), documents = Int(try row.integer(1))
+            let bytes = Array(term.utf8)
+            if documents >= minimumDocuments { keys.append((term, documents)) }
+            var common = 0
+            while common < Swift.min(bytes.count, previous.count), bytes[common] == previous[common] { common += 1 }
+            close(downTo: common)
+            previous = bytes
+            // Open the prefixes this term adds, at each scalar's end.
+            var length = 0
+            for scalar in term.unicodeScalars {
+                length += UTF8.width(scalar)
+                guard length <= longestListedPrefix else { break }
+                if length > (open.last?.length ?? 0) { open.append((length, 0)) }
+            }
+            for index in open.indices { open[index].documents += documents }
+        }
+        close(downTo: 0)
+        return keys
     }
 
     /// Lists stale terms again, those held by the fewest rows first, until `budget` seconds have passed;
@@ -160,74 +229,63 @@ enum TermLeaders {
         try watch(db)
     }
 
-    /// Lists one term: scores its rows (pruned to the best ``listedRows`` + 1, with the ranking's own top-k
-    /// bound) and keeps the best with their instances. A term a query for it would not reach as one token
-    /// (its normalization is not idempotent) is not listed: no search would look it up.
-    static func list(_ term: String, minimumDocuments: Int, db: Database) throws {
-        guard SearchTokenizer.tokens(in: term).map(\.text) == [term] else { return }
-        let phrase = expression(of: term)
-        let documents = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM items_fts WHERE items_fts MATCH ?"), arguments: [phrase]) ?? 0
-        guard documents >= minimumDocuments else { return }
-        guard let statistics = try statistics(of: phrase, db: db) else { return }
-        // The best rows by the score a query of the term alone gives them; the row after the kept ones is
-        // the threshold. Rows the ranking pruned return a bound below the kept scores, never among them.
+    /// Lists one term or prefix (its key): scores its rows (pruned to the best ``listedRows`` + 1, with
+    /// the ranking's own top-k bound), counting them, and keeps the best with their instances when they
+    /// are `minimumDocuments` or more. A token a query would not reach as one token (its normalization is
+    /// not idempotent) is not listed: no search would look it up.
+    static func list(_ key: String, minimumDocuments: Int, db: Database) throws {
+        let (token, isPrefix) = token(ofKey: key)
+        guard SearchTokenizer.tokens(in: token).map(\.text) == [token], !isPrefix || token.utf8.count <= longestListedPrefix else { return }
+        let phrase = expression(of: key)
+        guard let statistics = try statistics(db) else { return }
+        // The best rows by the score a query of the term alone gives them, with their instances; the row
+        // after the kept ones is the threshold. Rows the ranking pruned return a bound below the kept
+        // scores, never among them, and no instances.
         let scan = try db.cachedStatement(sql: """
-            SELECT items_fts.rowid, \(SearchIndex.topRankFunction)
+            SELECT items_fts.rowid, \(SearchIndex.leaderRankFunction)
             FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?
             """)
         scan.setUncheckedArguments(["", listedRows + 1, phrase])
         let handle = scan.sqliteStatement
         defer { sqlite3_reset(handle) }
-        var best: [(id: Int64, score: Double)] = []
+        var best: [(id: Int64, score: Double, instances: Data?)] = []
         best.reserveCapacity(4 * listedRows)
         var floor = -Double.infinity
+        var documents = 0
         while try SQLiteCall.step(handle, db: db) {
-            let score = -sqlite3_column_double(handle, 1)
+            documents += 1
+            let bytes = Int(sqlite3_column_bytes(handle, 1))
+            let blob = sqlite3_column_type(handle, 1) == SQLITE_BLOB && bytes >= MemoryLayout<Double>.size ? sqlite3_column_blob(handle, 1) : nil
+            let score = -(blob?.loadUnaligned(as: Double.self) ?? sqlite3_column_double(handle, 1))
             guard score >= floor else { continue }
-            best.append((sqlite3_column_int64(handle, 0), score))
+            let instances = blob.map { Data(bytes: $0 + MemoryLayout<Double>.size, count: bytes - MemoryLayout<Double>.size) }
+            best.append((sqlite3_column_int64(handle, 0), score, instances))
             if best.count >= 4 * listedRows {
                 best.sort { $0.score > $1.score }
                 best.removeLast(best.count - (listedRows + 1))
                 floor = best[listedRows].score
             }
         }
+        guard documents >= minimumDocuments else { return }
         best.sort { $0.score > $1.score }
         let threshold: Double? = best.count > listedRows ? best[listedRows].score : nil
-        let kept = Array(best.prefix(listedRows))
-        let instances = try self.instances(of: phrase, ids: kept.map(\.id).sorted(), db: db)
-        guard instances.count == kept.count else { return }
+        let kept = best.prefix(listedRows)
+        // Every kept row was scored: a pruned one's bound is below `listedRows + 1` scores.
+        guard kept.allSatisfy({ $0.instances != nil }) else { return }
         try db.execute(sql: """
             INSERT INTO leader_terms (term, documents, rows, name_average, title_average, threshold) VALUES (?, ?, ?, ?, ?, ?)
-            """, arguments: [term, documents, statistics.rows, statistics.averages[0], statistics.averages[1], threshold])
+            """, arguments: [key, documents, statistics.rows, statistics.averages[0], statistics.averages[1], threshold])
         let insert = try db.cachedStatement(sql: "INSERT INTO term_leaders (term, id, instances) VALUES (?, ?, ?)")
-        for (id, blob) in instances { try insert.execute(arguments: [term, id, blob]) }
+        for row in kept { try insert.execute(arguments: [key, row.id, row.instances]) }
     }
 
-    /// FTS5's rows and each column's average length, as the ranking reads them (nil: no row holds the phrase).
-    static func statistics(of phrase: String, db: Database) throws -> (rows: Int64, averages: [Double])? {
-        let sql = "SELECT searchlight_statistics(items_fts) FROM items_fts WHERE items_fts MATCH ? LIMIT 1"
-        guard let blob = try Data.fetchOne(db.cachedStatement(sql: sql), arguments: [phrase]),
+    /// FTS5's rows and each column's average length, as the ranking reads them (nil: the index is empty).
+    /// Read through FTS5's first row, not a match: a prefix's match merges every term it covers first.
+    static func statistics(_ db: Database) throws -> (rows: Int64, averages: [Double])? {
+        let sql = "SELECT searchlight_statistics(items_fts) FROM items_fts LIMIT 1"
+        guard let blob = try Data.fetchOne(db.cachedStatement(sql: sql)),
               blob.count == 5 * MemoryLayout<Double>.size else { return nil }
         let values = blob.withUnsafeBytes { raw in (0..<5).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Double.self) } }
         return (Int64(values[0]), Array(values[1...]))
-    }
-
-    /// The phrase's instances in each of `ids` (sorted): one FTS5 scan keeping only those rows.
-    private static func instances(of phrase: String, ids: [Int64], db: Database) throws -> [Int64: Data] {
-        guard !ids.isEmpty else { return [:] }
-        let statement = try db.cachedStatement(sql: """
-            SELECT items_fts.rowid, searchlight_instances(items_fts) FROM items_fts
-            WHERE items_fts MATCH ? AND searchlight_in_ids(items_fts.rowid, ?)
-            """)
-        statement.setUncheckedArguments([phrase])
-        return try SQLiteCall.withIDSet(ids, boundTo: statement) {
-            let handle = statement.sqliteStatement
-            var found: [Int64: Data] = [:]
-            while try SQLiteCall.step(handle, db: db) {
-                let bytes = Int(sqlite3_column_bytes(handle, 1))
-                found[sqlite3_column_int64(handle, 0)] = bytes > 0 ? Data(bytes: sqlite3_column_blob(handle, 1), count: bytes) : Data()
-            }
-            return found
-        }
     }
 }

@@ -87,13 +87,13 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
     /// Whether some term or typo expansion is a prefix (FTS5 merges a prefix's doclist from every term it covers).
     var hasPrefix: Bool { required.joined().contains { term in term.isPrefix || term.expansions.contains(where: \.isPrefix) } }
 
-    /// The one token of a query that is one word and nothing else (no alternatives, expansions or
-    /// exclusions): the term whose leader list may answer it.
-    var singleToken: String? {
+    /// The leader list that may answer a query of one word or one prefix and nothing else (no
+    /// alternatives, expansions or exclusions): its key (``TermLeaders``).
+    var leaderKey: String? {
         guard required.count == 1, required[0].count == 1, excluded.isEmpty else { return nil }
         let term = required[0][0]
-        guard !term.isPrefix, term.expansions.isEmpty, term.tokens.count == 1 else { return nil }
-        return term.tokens[0]
+        guard term.expansions.isEmpty, term.tokens.count == 1 else { return nil }
+        return TermLeaders.key(token: term.tokens[0], isPrefix: term.isPrefix)
     }
 
     /// Whether some term has typo expansions.

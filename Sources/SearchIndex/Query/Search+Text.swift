@@ -10,10 +10,10 @@ extension Search {
         // A page of the best rows only: the ranking prunes what cannot reach it.
         let keep = request.limit.addingReportingOverflow(request.offset)
         let prunes = pagedInSQL && !keep.overflow && keep.partialValue <= SearchIndex.maximumPrunedPage
-        // One frequent word, nothing else: its leader list answers when it can prove its page exact.
-        if prunes, request.usesTermLeaders, filter.sql.isEmpty, let token = parsed?.singleToken,
-           let page = try TermLeaders.page(term: token, plan: phrasePlan, offset: request.offset, limit: request.limit, db: db) {
-            record(TermLeaders.listSQL, [token])
+        // One frequent word or prefix, nothing else: its leader list answers when it can prove its page exact.
+        if prunes, request.usesTermLeaders, filter.sql.isEmpty, let key = parsed?.leaderKey,
+           let page = try TermLeaders.page(key: key, plan: phrasePlan, offset: request.offset, limit: request.limit, db: db) {
+            record(TermLeaders.listSQL, [key])
             return page
         }
         var sql = """

@@ -16,6 +16,9 @@ extension SearchIndex {
     /// The same, for a query that keeps only its best k rows (its second argument): rows that cannot reach
     /// the k-th best score seen so far are not scored (top-k pruning; the k best come out the same).
     static let topRankFunction = "searchlight_rank(items_fts, \(weights), i.rank, i.value_lengths, ?, ?)"
+    /// The same pruning query's function for listing a term (``TermLeaders``): a scored row's score and
+    /// instances in one BLOB, a pruned row's bound as a REAL.
+    static let leaderRankFunction = "searchlight_leader_rank(items_fts, \(weights), i.rank, i.value_lengths, ?, ?)"
     /// The most rows a query keeps with pruning (the ranking function's own limit).
     static let maximumPrunedPage = 10_000
     /// What one edit subtracts from a score (the ranking function's constant).

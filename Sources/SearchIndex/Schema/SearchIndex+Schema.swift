@@ -127,11 +127,17 @@ extension SearchIndex {
             // Term leader lists: a frequent term's best rows, so that a one-word search scores a few dozen
             // rows instead of every row holding the word (see TermLeaders).
             try db.execute(sql: TermLeaders.schema)
-            try TermLeaders.refresh(db)
+            try TermLeaders.refresh(db, listingPrefixes: false)
+        }
+        migrator.registerMigration("v10") { db in
+            // Prefixes' lists beside the terms' (keys ending in `*`), registered for an idle follower to list.
+            // A build before this one would take such a key for a term and never mark it stale, so the
+            // version changes and it refuses the file.
+            try TermLeaders.refresh(db, listingPrefixes: false)
         }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 9
+    static let schemaVersion = 10
 }

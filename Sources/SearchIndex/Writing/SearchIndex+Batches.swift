@@ -66,7 +66,7 @@ extension SearchIndex {
             TermDictionary.discardNewTerms(db)
         } else if exporting {
             try TermDictionary.refresh(db)
-            try TermLeaders.refresh(db)
+            try TermLeaders.refresh(db, listingPrefixes: false)
         } else {
             try TermDictionary.saveNewTerms(db)
         }

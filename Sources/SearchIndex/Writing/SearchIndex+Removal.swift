@@ -110,7 +110,7 @@ extension SearchIndex {
                     // the terms of the items it swept (and of any deleted since the last rebuild) out.
                     try TermDictionary.refresh(db)
                     // And the leader lists are listed anew: the rebuild rewrote every item.
-                    try TermLeaders.refresh(db)
+                    try TermLeaders.refresh(db, listingPrefixes: false)
                     return true
                 }
                 after = try last.integer(0)
