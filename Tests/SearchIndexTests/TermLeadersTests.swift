@@ -247,6 +247,18 @@ struct TermLeadersTests {
         }
     }
 
+    @Test("a value holding NUL touches the lists of the words on both sides of it")
+    func nulInsideAValueTouchesItsWords() throws {
+        let index = try Self.newIndex("leaders-nul", items: Self.items(0..<2_000, seed: 81))
+        let item = IndexedItem(uri: "x-coredata://STORE-A/Place/n1", entity: "Place", displayName: "york\u{0}quixotic", rank: 9)
+        try index.apply(IndexBatch(prepared: [PreparedItem(item)], checkpoint: IndexFixtures.checkpoint(2)))
+        #expect(try Self.staleTerms(index) == Self.touchedKeys(by: ["york", "quixotic"], in: index))
+        var request = SearchRequest(query: "quixotic", limit: 5)
+        request.typoTolerance = false
+        #expect(try index.search(request).hits.map(\.uri) == [item.uri])
+        try Self.expectSamePages(index, "after a NUL")
+    }
+
     @Test("a damaged list is never trusted: the search scores every match")
     func damagedListsFallBack() throws {
         let index = try Self.newIndex("leaders-damaged", items: Self.items(0..<2_000, seed: 41))

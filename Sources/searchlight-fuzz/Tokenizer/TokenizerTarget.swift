@@ -1,6 +1,7 @@
 import CSearchTokenizer
 import Foundation
 import GRDB
+import GRDBSQLite
 @testable import SearchIndex
 
 /// Fuzzes the tokenizer as documents meet it: identifier parts (colocated tokens) must lie inside their
@@ -76,5 +77,64 @@ enum TokenizerTarget {
         } catch {
             fatalError("FTS5 insert/delete of \(text.debugDescription) broke the index: \(error)")
         }
+        // GRDB binds a string up to its first NUL: that is the document FTS5 sees here.
+        let stored = String(decoding: text.utf8.prefix { $0 != 0 }, as: UTF8.self)
+        checkWatching(stored, tokens: Set(SearchTokenizer.tokens(in: stored, withParts: true).map(\.text)))
+    }
+
+    /// Term leader lists: writing and deleting the document touches exactly the watched terms it holds and
+    /// the watched prefixes (`key*`) some token of it starts with, byte by byte, as computed here apart.
+    static func checkWatching(_ text: String, tokens: Set<String>) {
+        var keys: Set<String> = ["z*", "zü*", "横*", "device*", "zürich", "fd0781a4", String(repeating: "a", count: 32) + "*"]
+        for token in tokens.sorted().prefix(6) {
+            keys.insert(token)
+            for length in 1...3 where length <= token.unicodeScalars.count {
+                keys.insert(String(String.UnicodeScalarView(token.unicodeScalars.prefix(length))) + "*")
+            }
+        }
+        let expected = keys.filter { key in
+            guard key.hasSuffix("*") else { return tokens.contains(key) }
+            let prefix = Array(key.utf8.dropLast())
+            return tokens.contains { Array($0.utf8).starts(with: prefix) }
+        }
+        do {
+            try database.write { db in
+                guard let offers = searchlight_token_offers(db.sqliteConnection) else { return }
+                defer { searchlight_watch_reset(offers, -1) }
+                _ = drain(offers)
+                searchlight_watch_reset(offers, 1)
+                for key in keys {
+                    var key = key
+                    let status = key.withUTF8 { utf8 in
+                        utf8.withMemoryRebound(to: CChar.self) { searchlight_watch_term(offers, $0.baseAddress, Int32($0.count)) }
+                    }
+                    guard status == SQLITE_OK else { fatalError("cannot watch \(key.debugDescription)") }
+                }
+                try db.execute(sql: "INSERT INTO content VALUES (2, ?)", arguments: [text])
+                try db.execute(sql: "INSERT INTO fts (rowid, text) VALUES (2, ?)", arguments: [text])
+                try db.execute(sql: "INSERT INTO fts (fts, rowid, text) VALUES ('delete', 2, ?)", arguments: [text])
+                try db.execute(sql: "DELETE FROM content WHERE id = 2")
+                let touched = drain(offers)
+                guard touched == expected else {
+                    fatalError("\(text.debugDescription) touched \(String(describing: touched?.sorted())), not \(expected.sorted())")
+                }
+            }
+        } catch {
+            fatalError("watching \(text.debugDescription): \(error)")
+        }
+    }
+
+    /// The touched keys since the last drain; nil when the tokenizer says every list is touched.
+    static func drain(_ offers: UnsafeMutableRawPointer) -> Set<String>? {
+        var touched: Set<String> = []
+        let status = withUnsafeMutablePointer(to: &touched) { pointer in
+            searchlight_drain_touched(offers, pointer) { context, term, length in
+                guard let context, let term else { return 1 }
+                let bytes = UnsafeRawBufferPointer(start: term, count: Int(length))
+                context.assumingMemoryBound(to: Set<String>.self).pointee.insert(String(decoding: bytes, as: UTF8.self))
+                return 0
+            }
+        }
+        return status == 0 ? touched : nil
     }
 }
