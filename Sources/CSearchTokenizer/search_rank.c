@@ -92,6 +92,8 @@ typedef struct RankData {
     // Each row's instances, gathered from xInst for the scorer.
     searchlight_instance *instances;
     int instancesCapacity, gathered;
+    // The rows holding the first phrase (its document frequency, as the IDF counts them).
+    double firstFrequency;
     // Top-k pruning (a query that keeps only its best k rows, see searchlight_rank): the k best scores so
     // far as a min-heap, and the last row's result, for SQLite evaluating the function twice on one row.
     double *best;
@@ -139,12 +141,14 @@ static RankData *rank_data(const Fts5ExtensionApi *api, Fts5Context *context, co
         sizes[phrase] = api->xPhraseSize(context, phrase);
     }
     searchlight_scorer *scorer = *rc == SQLITE_OK ? searchlight_scorer_create(phrases, sizes, frequencies, rows, averages, plan) : NULL;
+    double firstFrequency = phrases > 0 ? frequencies[0] : 0;
     free(sizes);
     free(frequencies);
     if (!scorer) { if (*rc == SQLITE_OK) *rc = SQLITE_NOMEM; return NULL; }
     data = calloc(1, sizeof(RankData));
     if (!data) { searchlight_scorer_free(scorer); *rc = SQLITE_NOMEM; return NULL; }
     data->scorer = scorer;
+    data->firstFrequency = firstFrequency;
     if ((*rc = api->xSetAuxdata(context, data, rank_data_free)) != SQLITE_OK) return NULL;
     return data;
 }
@@ -510,7 +514,9 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
 
 // searchlight_leader_rank(items_fts, …the same arguments): what listing a term keeps of a row in one pass.
 // A row top-k pruning left unscored gives its bound, minus, as a REAL; a scored row a BLOB: its score,
-// minus (a native double), then its instances as (phrase, column, offset) native int triples in FTS5's order.
+// minus, and the term's document frequency as the IDF counts it (two native doubles), then its instances as
+// (phrase, column, offset) native int triples in FTS5's order. Each row must be evaluated once (no repeats):
+// a second evaluation would add its score to the k best twice.
 static void searchlight_leader_rank(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
                                     int argumentCount, sqlite3_value **arguments) {
     RankData *data = NULL;
@@ -518,14 +524,16 @@ static void searchlight_leader_rank(const Fts5ExtensionApi *api, Fts5Context *co
     int scored = 0, rc = rank_row(api, context, argumentCount, arguments, 0, &data, &value, &scored);
     if (rc != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
     if (!scored) { sqlite3_result_double(result, value); return; }
-    sqlite3_int64 bytes = (sqlite3_int64)sizeof(double) + (sqlite3_int64)data->gathered * 3 * (sqlite3_int64)sizeof(int);
+    enum { HEADER = 2 * sizeof(double) };
+    sqlite3_int64 bytes = HEADER + (sqlite3_int64)data->gathered * 3 * (sqlite3_int64)sizeof(int);
     if (bytes > INT_MAX) { sqlite3_result_error_toobig(result); return; }
     unsigned char *blob = sqlite3_malloc64((sqlite3_uint64)bytes);
     if (!blob) { sqlite3_result_error_nomem(result); return; }
     memcpy(blob, &value, sizeof(double));
+    memcpy(blob + sizeof(double), &data->firstFrequency, sizeof(double));
     for (int i = 0; i < data->gathered; i++) {
         int triple[3] = { data->instances[i].phrase, data->instances[i].column, data->instances[i].offset };
-        memcpy(blob + sizeof(double) + (size_t)i * sizeof triple, triple, sizeof triple);
+        memcpy(blob + HEADER + (size_t)i * sizeof triple, triple, sizeof triple);
     }
     sqlite3_result_blob(result, blob, (int)bytes, sqlite3_free);
 }

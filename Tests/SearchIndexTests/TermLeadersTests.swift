@@ -69,9 +69,12 @@ struct TermLeadersTests {
 
     /// The lists a document holding `tokens` touches, computed apart from the tokenizer: each listed term
     /// among them, and each listed prefix some token starts with (byte by byte, as FTS5 matches prefixes).
+    /// Whether a key is a prefix's, by its last byte (a character may cluster with the star).
+    static func isPrefixKey(_ key: String) -> Bool { key.utf8.last == UInt8(ascii: "*") }
+
     static func touchedKeys(by tokens: Set<String>, in index: SearchIndex) throws -> Set<String> {
         try listedKeys(index).filter { key in
-            guard key.hasSuffix("*") else { return tokens.contains(key) }
+            guard isPrefixKey(key) else { return tokens.contains(key) }
             let prefix = Array(key.utf8.dropLast())
             return tokens.contains { Array($0.utf8).starts(with: prefix) }
         }
@@ -81,10 +84,10 @@ struct TermLeadersTests {
     func pagesEqualFullScoring() throws {
         let index = try Self.newIndex("leaders-pages", items: Self.items(0..<3_000, seed: 5))
         let listed = try Self.listedKeys(index)
-        #expect(Set(listed.filter { !$0.hasSuffix("*") }) == Set(Self.words))
+        #expect(Set(listed.filter { !Self.isPrefixKey($0) }) == Set(Self.words))
         // Every prefix of a word is held by 100 rows or more here, and a prefix of no word by none.
         let prefixes = Set(Self.words.flatMap { word in (1...word.count).map { String(word.prefix($0)) + "*" } })
-        #expect(Set(listed.filter { $0.hasSuffix("*") }) == prefixes)
+        #expect(Set(listed.filter(Self.isPrefixKey)) == prefixes)
         let answered = try Self.expectSamePages(index, "fresh lists")
         #expect(answered > 40, "the lists answered \(answered) pages")
         var prefix = SearchRequest(query: "San*", limit: 20)
@@ -240,10 +243,10 @@ struct TermLeadersTests {
                 }
             }
             let terms = vocabulary.filter { $0.1 >= minimum }.map(\.0)
-            let expected = Set(terms).union(sums.filter { $0.key.hasSuffix("*") && $0.value >= minimum }.keys)
+            let expected = Set(terms).union(sums.filter { Self.isPrefixKey($0.key) && $0.value >= minimum }.keys)
             #expect(Set(found.map(\.key)) == expected, "minimum \(minimum)")
             #expect(found.count == expected.count, "minimum \(minimum): no key twice")
-            for (key, documents) in found where key.hasSuffix("*") { #expect(documents == sums[key], "\(key)") }
+            for (key, documents) in found where Self.isPrefixKey(key) { #expect(documents == sums[key], "\(key)") }
         }
     }
 
@@ -257,6 +260,35 @@ struct TermLeadersTests {
         request.typoTolerance = false
         #expect(try index.search(request).hits.map(\.uri) == [item.uri])
         try Self.expectSamePages(index, "after a NUL")
+    }
+
+    @Test("a prefix ending in a scalar that clusters with the star (U+0D4E) lists its own rows, not a shorter prefix's")
+    func prefixEndingInAPrependScalar() throws {
+        // കൎ: KA and the dot reph, a Prepend scalar: "കൎ*" is one character followed by nothing else.
+        let words = ["കൎത്താവ്", "കൎമ്മം", "കടൽ", "കര", "കൎ"]
+        var generator = SeededGenerator(seed: 91)
+        let items = (0..<1_200).map { key in
+            IndexedItem(uri: "x-coredata://STORE-A/Place/m\(key)", entity: "Place",
+                        displayName: (0..<Int.random(in: 1...2, using: &generator)).map { _ in words.randomElement(using: &generator) ?? "" }.joined(separator: " "),
+                        rank: Double(key % 400))
+        }
+        let index = try PreparedItemTests.newIndex("leaders-prepend")
+        try index.apply(IndexBatch(prepared: items.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1)))
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 50, listingPrefixes: true) }
+        #expect(try Self.listedKeys(index).contains("കൎ*"))
+        for query in ["കൎ*", "ക*", "കട*", "കൎ"] {
+            for (limit, offset) in [(5, 0), (20, 0), (20, 30)] {
+                var request = SearchRequest(query: query, limit: limit, offset: offset)
+                request.typoTolerance = false
+                let listed = try index.search(request).hits.map { "\($0.uri) \($0.score)" }
+                request.usesTermLeaders = false
+                let full = try index.search(request).hits.map { "\($0.uri) \($0.score)" }
+                #expect(listed == full, "\(query) limit \(limit) offset \(offset)")
+            }
+        }
+        var request = SearchRequest(query: "കൎ*", limit: 20)
+        request.typoTolerance = false
+        #expect(try Self.usedList(index, request))
     }
 
     @Test("a damaged list is never trusted: the search scores every match")

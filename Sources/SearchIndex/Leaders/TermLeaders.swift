@@ -64,7 +64,10 @@ enum TermLeaders {
 
     /// The token a key lists and whether it is a prefix.
     static func token(ofKey key: String) -> (token: String, isPrefix: Bool) {
-        key.utf8.count > 1 && key.utf8.last == UInt8(ascii: "*") ? (String(key.dropLast()), true) : (key, false)
+        // By bytes: a character may join the star (a Prepend scalar such as U+0D4E clusters with what
+        // follows it), and dropping the last character would drop a scalar of the prefix with it.
+        guard key.utf8.count > 1, key.utf8.last == UInt8(ascii: "*") else { return (key, false) }
+        return (String(decoding: key.utf8.dropLast(), as: UTF8.self), true)
     }
 
     /// The FTS5 phrase of a key, quoted as a query's word or prefix is.
@@ -138,19 +141,31 @@ enum TermLeaders {
         try saveTouched(db)
         try forgetAll(db)
         let candidates = try candidateKeys(minimumDocuments: minimumDocuments, db: db)
-        let register = try db.cachedStatement(sql: """
-            INSERT INTO leader_terms (term, documents, rows, name_average, title_average, threshold, stale) VALUES (?, ?, 0, 0, 0, NULL, 1)
-            """)
         try withoutMemoryMap(db) {
             for (key, documents) in candidates {
                 if listingPrefixes || !token(ofKey: key).isPrefix {
                     try list(key, minimumDocuments: minimumDocuments, db: db)
                 } else {
-                    try register.execute(arguments: [key, documents])
+                    try register(key, documents: documents, db: db)
                 }
             }
         }
         try bumpGeneration(db)
+    }
+
+    /// Registers the frequent prefixes, stale, for an idle follower to list, leaving the terms' lists as
+    /// they are (an index listed by a build without prefix lists).
+    static func registerPrefixes(_ db: Database, minimumDocuments: Int = minimumDocuments) throws {
+        for (key, documents) in try candidateKeys(minimumDocuments: minimumDocuments, db: db) where token(ofKey: key).isPrefix {
+            try register(key, documents: documents, db: db)
+        }
+    }
+
+    /// A key to list later: stale, with no rows, its document count an estimate until listed.
+    private static func register(_ key: String, documents: Int, db: Database) throws {
+        try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO leader_terms (term, documents, rows, name_average, title_average, threshold, stale) VALUES (?, ?, 0, 0, 0, NULL, 1)
+            """).execute(arguments: [key, documents])
     }
 
     /// The terms held by `minimumDocuments` rows or more, and the prefixes (whole scalars, at most
@@ -251,14 +266,20 @@ enum TermLeaders {
         var best: [(id: Int64, score: Double, instances: Data?)] = []
         best.reserveCapacity(4 * listedRows)
         var floor = -Double.infinity
+        // The term's rows as the ranking's IDF counts them (FTS5's, not those joined to an item).
         var documents = 0
+        let header = 2 * MemoryLayout<Double>.size
         while try SQLiteCall.step(handle, db: db) {
-            documents += 1
             let bytes = Int(sqlite3_column_bytes(handle, 1))
-            let blob = sqlite3_column_type(handle, 1) == SQLITE_BLOB && bytes >= MemoryLayout<Double>.size ? sqlite3_column_blob(handle, 1) : nil
+            let blob = sqlite3_column_type(handle, 1) == SQLITE_BLOB && bytes >= header ? sqlite3_column_blob(handle, 1) : nil
             let score = -(blob?.loadUnaligned(as: Double.self) ?? sqlite3_column_double(handle, 1))
+            if let blob, documents == 0 {
+                let frequency = blob.loadUnaligned(fromByteOffset: MemoryLayout<Double>.size, as: Double.self)
+                guard frequency.isFinite, frequency >= 1, frequency < Double(Int.max) else { return }
+                documents = Int(frequency)
+            }
             guard score >= floor else { continue }
-            let instances = blob.map { Data(bytes: $0 + MemoryLayout<Double>.size, count: bytes - MemoryLayout<Double>.size) }
+            let instances = blob.map { Data(bytes: $0 + header, count: bytes - header) }
             best.append((sqlite3_column_int64(handle, 0), score, instances))
             if best.count >= 4 * listedRows {
                 best.sort { $0.score > $1.score }

@@ -130,10 +130,10 @@ extension SearchIndex {
             try TermLeaders.refresh(db, listingPrefixes: false)
         }
         migrator.registerMigration("v10") { db in
-            // Prefixes' lists beside the terms' (keys ending in `*`), registered for an idle follower to list.
-            // A build before this one would take such a key for a term and never mark it stale, so the
-            // version changes and it refuses the file.
-            try TermLeaders.refresh(db, listingPrefixes: false)
+            // Prefixes' lists beside the terms' (keys ending in `*`), registered for an idle follower to list;
+            // the terms' lists stay. A build before this one would take such a key for a term and never
+            // mark it stale, so the version changes and it refuses the file.
+            try TermLeaders.registerPrefixes(db)
         }
         return migrator
     }
