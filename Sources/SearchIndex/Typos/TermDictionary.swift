@@ -1,4 +1,5 @@
 import CSearchTokenizer
+import Foundation
 import GRDB
 import GRDBSQLite
 import SQLiteFiles
@@ -22,6 +23,40 @@ struct TermDictionary: TermSource {
 
     init(_ db: Database) {
         self.db = db
+    }
+
+    /// The key's UTF-8 bytes, one buffer for every seek.
+    private var keyBytes: [UInt8] = []
+
+    /// What a walk asks of the first term at or after `key`, answered from its bytes: no `String`, no
+    /// scalar array (a 2-edit walk makes some 13,000 of these).
+    mutating func probe(atOrAfter key: [Unicode.Scalar], under length: Int) throws -> TermProbe {
+        guard seeks < seekLimit else { return .outside }
+        seeks += 1
+        keyBytes.removeAll(keepingCapacity: true)
+        var prefixBytes = 0
+        for (index, scalar) in key.enumerated() {
+            if index == length { prefixBytes = keyBytes.count }
+            UTF8.encode(scalar) { keyBytes.append($0) }
+        }
+        if length >= key.count { prefixBytes = keyBytes.count }
+        let statement = try db.cachedStatement(sql: "SELECT term FROM item_terms WHERE term >= ? ORDER BY term LIMIT 1")
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        let bound = SQLiteCall.bindText(handle, 1, bytes: keyBytes)
+        guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+        defer { sqlite3_reset(handle) }
+        guard try SQLiteCall.step(handle, db: db) else { return .outside }
+        let count = Int(sqlite3_column_bytes(handle, 0))
+        guard let text = sqlite3_column_text(handle, 0), count >= prefixBytes else { return .outside }
+        let term = UnsafeBufferPointer(start: text, count: count)
+        let same = prefixBytes == 0 || keyBytes.withUnsafeBufferPointer { key in key.baseAddress.map { memcmp($0, text, prefixBytes) == 0 } ?? false }
+        guard same else { return .outside }
+        guard count > prefixBytes else { return .exactly }
+        var decoder = UTF8()
+        var iterator = term[prefixBytes...].makeIterator()
+        if case .scalarValue(let scalar) = decoder.decode(&iterator) { return .child(scalar) }
+        return .child("\u{FFFD}")
     }
 
     /// The first term at or after `key` in byte order, as scalars.

@@ -4,33 +4,59 @@
 package protocol TermSource {
     /// The first term at or after `key` in byte order, as scalars; nil past the last.
     mutating func term(atOrAfter key: [Unicode.Scalar]) throws -> [Unicode.Scalar]?
+
+    /// The first term at or after `key`, seen from `key`'s first `length` scalars (what a walk asks):
+    /// whether it starts with them, is exactly them, or which scalar follows them in it.
+    mutating func probe(atOrAfter key: [Unicode.Scalar], under length: Int) throws -> TermProbe
+}
+
+/// What the first term at or after a key says about a prefix of the key.
+package enum TermProbe: Equatable {
+    /// There is no such term, or it does not start with the prefix.
+    case outside
+    /// The term is the prefix itself.
+    case exactly
+    /// The term continues the prefix with this scalar.
+    case child(Unicode.Scalar)
 }
 
 extension TermSource {
+    package mutating func probe(atOrAfter key: [Unicode.Scalar], under length: Int) throws -> TermProbe {
+        guard let term = try term(atOrAfter: key), term.starts(with: key[..<length]) else { return .outside }
+        return term.count == length ? .exactly : .child(term[length])
+    }
+
     /// The characters that follow `prefix` in some term, in order, and whether `prefix` is itself a term:
     /// one seek per child (a skip-scan of the B-tree).
     mutating func children(of prefix: [Unicode.Scalar]) throws -> (scalars: [Unicode.Scalar], isTerm: Bool) {
         var scalars: [Unicode.Scalar] = []
         var isTerm = false
+        // The prefix, then the prefix and the next scalar to seek from (one buffer for every seek).
         var key = prefix
-        while let term = try term(atOrAfter: key), term.starts(with: prefix) {
-            if term.count == prefix.count {
+        key.reserveCapacity(prefix.count + 1)
+        func seek(from next: Unicode.Scalar) {
+            if key.count == prefix.count { key.append(next) } else { key[prefix.count] = next }
+        }
+        probing: while true {
+            switch try probe(atOrAfter: key, under: prefix.count) {
+            case .outside:
+                break probing
+            case .exactly:
                 isTerm = true
-                key = prefix + [Unicode.Scalar(1)]  // past the term itself: no term holds a control character
-                continue
+                seek(from: Unicode.Scalar(1))  // past the term itself: no term holds a control character
+            case .child(let child):
+                scalars.append(child)
+                guard let next = Self.successor(of: child) else { break probing }
+                seek(from: next)
             }
-            let child = term[prefix.count]
-            scalars.append(child)
-            guard let next = Self.successor(of: child) else { break }
-            key = prefix + [next]
         }
         return (scalars, isTerm)
     }
 
     /// Whether some term starts with `prefix` (or is exactly it, with `exactly`).
     mutating func contains(_ prefix: [Unicode.Scalar], exactly: Bool) throws -> Bool {
-        guard let term = try term(atOrAfter: prefix) else { return false }
-        return exactly ? term == prefix : term.starts(with: prefix)
+        let found = try probe(atOrAfter: prefix, under: prefix.count)
+        return exactly ? found == .exactly : found != .outside
     }
 
     /// The next scalar value, skipping surrogates; nil after the last.

@@ -36,7 +36,9 @@ package struct TypoExpander<Terms: TermSource> {
         var found: [[Unicode.Scalar]: Int] = [:]
         let root = Array(0...query.count)
         var walk = Walk(query: query, maximumEdits: maximumEdits, isPrefix: isPrefix)
-        try walk.visit(prefix: [first], row: walk.step(root, previous: nil, adding: first, after: nil), previous: root,
+        var prefix = [first]
+        prefix.reserveCapacity(query.count + maximumEdits + 1)
+        try walk.visit(prefix: &prefix, row: walk.step(root, previous: nil, adding: first, after: nil), previous: root,
                        dictionary: &dictionary, found: &found)
         return found.filter { $0.key != query }
             .map { TypoExpansion(term: String(String.UnicodeScalarView($0.key)), edits: $0.value, isPrefix: isPrefix) }
@@ -70,7 +72,8 @@ package struct TypoExpander<Terms: TermSource> {
         }
 
         /// Visits a node; `covered` is the edits of the prefix expansion above it, if any (prefix mode).
-        mutating func visit(prefix: [Unicode.Scalar], row: [Int], previous: [Int], covered: Int = .max, dictionary: inout Terms,
+        /// `prefix` is the walk's one buffer: a child is appended for its visit and removed after.
+        mutating func visit(prefix: inout [Unicode.Scalar], row: [Int], previous: [Int], covered: Int = .max, dictionary: inout Terms,
                             found: inout [[Unicode.Scalar]: Int]) throws {
             guard let best = row.min(), best <= maximumEdits else { return }
             let distance = row[query.count]
@@ -93,18 +96,28 @@ package struct TypoExpander<Terms: TermSource> {
                 // No edit left: only a character that matches the query where the row allows, or that
                 // completes a transposition, keeps some cell within the edits.
                 if !isPrefix, distance <= maximumEdits, try dictionary.contains(prefix, exactly: true) { record(prefix, distance, in: &found) }
-                var wanted: Set<Unicode.Scalar> = []
-                for j in 0..<query.count where row[j] <= maximumEdits { wanted.insert(query[j]) }
+                var wanted: [Unicode.Scalar] = []
+                for j in 0..<query.count where row[j] <= maximumEdits { wanted.append(query[j]) }
                 if let last = prefix.last {
                     for j in 2...max(2, query.count) where j <= query.count && query[j - 1] == last && previous[j - 2] + 1 <= maximumEdits {
-                        wanted.insert(query[j - 2])
+                        wanted.append(query[j - 2])
                     }
                 }
-                candidates = try wanted.sorted { $0.value < $1.value }.filter { scalar in try dictionary.contains(prefix + [scalar], exactly: false) }
+                wanted.sort { $0.value < $1.value }
+                var kept: [Unicode.Scalar] = []
+                for (index, scalar) in wanted.enumerated() where index == 0 || wanted[index - 1] != scalar {
+                    prefix.append(scalar)
+                    defer { prefix.removeLast() }
+                    if try dictionary.contains(prefix, exactly: false) { kept.append(scalar) }
+                }
+                candidates = kept
             }
+            let last = prefix.last
             for scalar in candidates {
-                let next = step(row, previous: previous, adding: scalar, after: prefix.last)
-                try visit(prefix: prefix + [scalar], row: next, previous: row, covered: covered, dictionary: &dictionary, found: &found)
+                let next = step(row, previous: previous, adding: scalar, after: last)
+                prefix.append(scalar)
+                defer { prefix.removeLast() }
+                try visit(prefix: &prefix, row: next, previous: row, covered: covered, dictionary: &dictionary, found: &found)
             }
         }
 
