@@ -17,17 +17,18 @@ package struct SortedTerms: TermSource {
     /// The number of terms held.
     package var count: Int { terms.count }
 
-    package mutating func term(atOrAfter key: [Unicode.Scalar]) -> [Unicode.Scalar]? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(key.count * 2)
-        for scalar in key { UTF8.encode(scalar) { bytes.append($0) } }
+    /// The key's UTF-8 bytes, one buffer for every probe.
+    private var keyBytes: [UInt8] = []
+
+    package mutating func probe(atOrAfter key: [Unicode.Scalar], under length: Int) -> TermProbe {
+        let prefixBytes = TermProbe.encode(key, under: length, into: &keyBytes)
         var (low, high) = (0, terms.count)
         while low < high {
             let middle = (low + high) / 2
-            if terms[middle].lexicographicallyPrecedes(bytes) { low = middle + 1 } else { high = middle }
+            if terms[middle].lexicographicallyPrecedes(keyBytes) { low = middle + 1 } else { high = middle }
         }
-        guard low < terms.count else { return nil }
-        return Array(String(decoding: terms[low], as: UTF8.self).unicodeScalars)
+        guard low < terms.count else { return .outside }
+        return terms[low].withUnsafeBufferPointer { TermProbe(term: $0, prefix: keyBytes[..<prefixBytes]) }
     }
 }
 

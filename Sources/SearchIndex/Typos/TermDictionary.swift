@@ -1,5 +1,4 @@
 import CSearchTokenizer
-import Foundation
 import GRDB
 import GRDBSQLite
 import SQLiteFiles
@@ -28,67 +27,20 @@ struct TermDictionary: TermSource {
     /// The key's UTF-8 bytes, one buffer for every seek.
     private var keyBytes: [UInt8] = []
 
-    /// What a walk asks of the first term at or after `key`, answered from its bytes: no `String`, no
-    /// scalar array (a 2-edit walk makes some 13,000 of these).
+    /// What a walk asks of the first term at or after `key`: one seek, the statement stepped through
+    /// SQLite's C API and the term read as bytes (a 2-edit walk makes some 13,000 of these).
     mutating func probe(atOrAfter key: [Unicode.Scalar], under length: Int) throws -> TermProbe {
         guard seeks < seekLimit else { return .outside }
         seeks += 1
-        keyBytes.removeAll(keepingCapacity: true)
-        var prefixBytes = 0
-        for (index, scalar) in key.enumerated() {
-            if index == length { prefixBytes = keyBytes.count }
-            UTF8.encode(scalar) { keyBytes.append($0) }
-        }
-        if length >= key.count { prefixBytes = keyBytes.count }
+        let prefixBytes = TermProbe.encode(key, under: length, into: &keyBytes)
         let statement = try db.cachedStatement(sql: "SELECT term FROM item_terms WHERE term >= ? ORDER BY term LIMIT 1")
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
         let bound = SQLiteCall.bindText(handle, 1, bytes: keyBytes)
         guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
         defer { sqlite3_reset(handle) }
-        guard try SQLiteCall.step(handle, db: db) else { return .outside }
-        let count = Int(sqlite3_column_bytes(handle, 0))
-        guard let text = sqlite3_column_text(handle, 0), count >= prefixBytes else { return .outside }
-        let term = UnsafeBufferPointer(start: text, count: count)
-        let same = prefixBytes == 0 || keyBytes.withUnsafeBufferPointer { key in key.baseAddress.map { memcmp($0, text, prefixBytes) == 0 } ?? false }
-        guard same else { return .outside }
-        guard count > prefixBytes else { return .exactly }
-        var decoder = UTF8()
-        var iterator = term[prefixBytes...].makeIterator()
-        if case .scalarValue(let scalar) = decoder.decode(&iterator) { return .child(scalar) }
-        return .child("\u{FFFD}")
-    }
-
-    /// The first term at or after `key` in byte order, as scalars.
-    ///
-    /// A walk makes hundreds of these probes per word: the prepared statement is stepped through SQLite's C
-    /// API, the key bound and the term decoded without going through `String` (a third of the cost).
-    mutating func term(atOrAfter key: [Unicode.Scalar]) throws -> [Unicode.Scalar]? {
-        guard seeks < seekLimit else { return nil }
-        seeks += 1
-        let statement = try db.cachedStatement(sql: "SELECT term FROM item_terms WHERE term >= ? ORDER BY term LIMIT 1")
-        let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(key.count * 2)
-        for scalar in key { UTF8.encode(scalar) { bytes.append($0) } }
-        let bound = SQLiteCall.bindText(handle, 1, bytes: bytes)
-        guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
-        defer { sqlite3_reset(handle) }
-        guard try SQLiteCall.step(handle, db: db) else { return nil }
-        guard let text = sqlite3_column_text(handle, 0) else { return [] }
-        let term = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0)))
-        var scalars: [Unicode.Scalar] = []
-        var decoder = UTF8()
-        var iterator = term.makeIterator()
-        decoding: while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar): scalars.append(scalar)
-            case .emptyInput: break decoding
-            case .error: scalars.append("\u{FFFD}")
-            }
-        }
-        return scalars
+        guard try SQLiteCall.step(handle, db: db), let text = sqlite3_column_text(handle, 0) else { return .outside }
+        return TermProbe(term: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0))), prefix: keyBytes[..<prefixBytes])
     }
 
     // MARK: Writing

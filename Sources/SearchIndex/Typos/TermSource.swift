@@ -2,11 +2,8 @@
 /// `item_terms` probed one seek at a time (``TermDictionary``), or a window of another backend's terms
 /// held in memory (``SortedTerms``). The walk is the same over either, so its expansions are too.
 package protocol TermSource {
-    /// The first term at or after `key` in byte order, as scalars; nil past the last.
-    mutating func term(atOrAfter key: [Unicode.Scalar]) throws -> [Unicode.Scalar]?
-
-    /// The first term at or after `key`, seen from `key`'s first `length` scalars (what a walk asks):
-    /// whether it starts with them, is exactly them, or which scalar follows them in it.
+    /// The first term at or after `key` in byte order, seen from `key`'s first `length` scalars (what a
+    /// walk asks): whether it starts with them, is exactly them, or which scalar follows them in it.
     mutating func probe(atOrAfter key: [Unicode.Scalar], under length: Int) throws -> TermProbe
 }
 
@@ -18,14 +15,31 @@ package enum TermProbe: Equatable {
     case exactly
     /// The term continues the prefix with this scalar.
     case child(Unicode.Scalar)
+
+    /// What a term (its UTF-8 bytes) says about a prefix (its UTF-8 bytes): compared as bytes, only the
+    /// scalar after the prefix decoded (a walk makes thousands of probes; no `String`, no scalar array).
+    init(term: UnsafeBufferPointer<UInt8>, prefix: ArraySlice<UInt8>) {
+        guard term.count >= prefix.count, term.starts(with: prefix) else { self = .outside; return }
+        guard term.count > prefix.count else { self = .exactly; return }
+        var decoder = UTF8()
+        var iterator = term[prefix.count...].makeIterator()
+        if case .scalarValue(let scalar) = decoder.decode(&iterator) { self = .child(scalar) } else { self = .child("\u{FFFD}") }
+    }
+
+    /// Writes the UTF-8 bytes of `key` into `bytes` (emptied first); returns how many of them its first
+    /// `length` scalars take. Scalar order is UTF-8's byte order, so terms compare as bytes.
+    static func encode(_ key: [Unicode.Scalar], under length: Int, into bytes: inout [UInt8]) -> Int {
+        bytes.removeAll(keepingCapacity: true)
+        var prefixBytes = 0
+        for (index, scalar) in key.enumerated() {
+            if index == length { prefixBytes = bytes.count }
+            UTF8.encode(scalar) { bytes.append($0) }
+        }
+        return length >= key.count ? bytes.count : prefixBytes
+    }
 }
 
 extension TermSource {
-    package mutating func probe(atOrAfter key: [Unicode.Scalar], under length: Int) throws -> TermProbe {
-        guard let term = try term(atOrAfter: key), term.starts(with: key[..<length]) else { return .outside }
-        return term.count == length ? .exactly : .child(term[length])
-    }
-
     /// The characters that follow `prefix` in some term, in order, and whether `prefix` is itself a term:
     /// one seek per child (a skip-scan of the B-tree).
     mutating func children(of prefix: [Unicode.Scalar]) throws -> (scalars: [Unicode.Scalar], isTerm: Bool) {
