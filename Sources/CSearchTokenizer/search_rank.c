@@ -434,9 +434,10 @@ int searchlight_scorer_score(searchlight_scorer *data, const searchlight_instanc
 
 // One row of searchlight_rank or searchlight_leader_rank: its score, or under top-k pruning the bound
 // that left it unscored (*scored 0); *data the query's state, whose instances hold the scored row's.
-// `repeats`: a second call on the same row answers from the first (SQLite may evaluate the function twice).
+// A second call on the same row (SQLite may evaluate the function twice) answers from the first, unscored,
+// so the k best never count a row twice.
 static int rank_row(const Fts5ExtensionApi *api, Fts5Context *context, int argumentCount, sqlite3_value **arguments,
-                    int repeats, RankData **dataOut, double *out, int *scored) {
+                    RankData **dataOut, double *out, int *scored) {
     int rc = SQLITE_OK;
     *scored = 0;
     const char *plan = argumentCount > PLAN_ARGUMENT ? (const char *)sqlite3_value_text(arguments[PLAN_ARGUMENT]) : NULL;
@@ -454,7 +455,7 @@ static int rank_row(const Fts5ExtensionApi *api, Fts5Context *context, int argum
     if (keep < 0 || keep > MAXIMUM_KEPT) keep = 0;
     sqlite3_int64 rowid = keep ? api->xRowid(context) : 0;
     if (keep) {
-        if (repeats && data->hasLast && rowid == data->lastRowid) { *out = data->lastResult; return SQLITE_OK; }
+        if (data->hasLast && rowid == data->lastRowid) { *out = data->lastResult; return SQLITE_OK; }
         if (data->bestCount >= keep) {
             double bound = searchlight_scorer_bound(data->scorer, rank);
             double kth = data->best[0];
@@ -507,7 +508,7 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
                              int argumentCount, sqlite3_value **arguments) {
     RankData *data = NULL;
     double value = 0;
-    int scored = 0, rc = rank_row(api, context, argumentCount, arguments, 1, &data, &value, &scored);
+    int scored = 0, rc = rank_row(api, context, argumentCount, arguments, &data, &value, &scored);
     if (rc != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
     sqlite3_result_double(result, value);
 }
@@ -515,13 +516,13 @@ static void searchlight_rank(const Fts5ExtensionApi *api, Fts5Context *context, 
 // searchlight_leader_rank(items_fts, …the same arguments): what listing a term keeps of a row in one pass.
 // A row top-k pruning left unscored gives its bound, minus, as a REAL; a scored row a BLOB: its score,
 // minus, and the term's document frequency as the IDF counts it (two native doubles), then its instances as
-// (phrase, column, offset) native int triples in FTS5's order. Each row must be evaluated once (no repeats):
-// a second evaluation would add its score to the k best twice.
+// (phrase, column, offset) native int triples in FTS5's order. A second evaluation of a row gives the REAL
+// (its instances are not kept): a lister then sees a kept row without instances and lists nothing.
 static void searchlight_leader_rank(const Fts5ExtensionApi *api, Fts5Context *context, sqlite3_context *result,
                                     int argumentCount, sqlite3_value **arguments) {
     RankData *data = NULL;
     double value = 0;
-    int scored = 0, rc = rank_row(api, context, argumentCount, arguments, 0, &data, &value, &scored);
+    int scored = 0, rc = rank_row(api, context, argumentCount, arguments, &data, &value, &scored);
     if (rc != SQLITE_OK) { sqlite3_result_error_code(result, rc); return; }
     if (!scored) { sqlite3_result_double(result, value); return; }
     enum { HEADER = 2 * sizeof(double) };

@@ -175,5 +175,4 @@ int searchlight_register_id_set(sqlite3 *db);
 /// Binds an id set to parameter `index` of a statement. Returns an SQLite result code.
 int searchlight_bind_id_set(sqlite3_stmt *statement, int index, const searchlight_id_set *set);
 
-
 #endif

@@ -114,7 +114,9 @@ enum TermLeaders {
             try db.cachedStatement(sql: "UPDATE leader_terms SET stale = 1 WHERE stale = 0").execute()
             return
         }
-        let mark = try db.cachedStatement(sql: "UPDATE leader_terms SET stale = 1 WHERE term = ?")
+        // Lists stay watched until the next listing: most touched in a follower's storm are stale already,
+        // and marking them again would rewrite their rows at every save.
+        let mark = try db.cachedStatement(sql: "UPDATE leader_terms SET stale = 1 WHERE term = ? AND stale = 0")
         for term in touched { try mark.execute(arguments: [term]) }
     }
 
