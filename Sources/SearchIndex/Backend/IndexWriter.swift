@@ -1,4 +1,5 @@
 import Foundation
+
 /// Where an exporter writes: what every index backend does for it.
 ///
 /// An SQLite index file (``SearchIndex``) and a PostgreSQL database (`PostgresIndexWriter`, in the
