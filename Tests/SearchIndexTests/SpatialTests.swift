@@ -113,6 +113,38 @@ struct SpatialTests {
         }
     }
 
+    @Test("small pages of boxes are the brute-force nearest to the box's center, in order")
+    func boxPages() throws {
+        let (index, points) = Self.fixture
+        var generator = SeededGenerator(state: 5)
+        for _ in 0..<30 {
+            let a = Double.random(in: -80...80, using: &generator), b = Double.random(in: -80...80, using: &generator)
+            let west = Double.random(in: -180...180, using: &generator), width = Double.random(in: 1...200, using: &generator)
+            let east = west + width > 180 ? west + width - 360 : west + width
+            let box = try BoundingBox(minLatitude: min(a, b), minLongitude: west, maxLatitude: max(a, b), maxLongitude: east)
+            let center = box.center
+            let inside = points.filter { box.contains(latitude: $0.latitude, longitude: $0.longitude) }
+                .map { ($0.uri, Self.bruteDistance(($0.latitude, $0.longitude), (center.latitude, center.longitude))) }
+                .sorted { ($0.1, $0.0) < ($1.1, $1.0) }
+            for (offset, limit) in [(0, 1), (0, 7), (3, 5)] {
+                let hits = try index.search(SearchRequest(boundingBox: box, limit: limit, offset: offset)).hits.map(\.uri)
+                #expect(hits == Array(inside.dropFirst(offset).prefix(limit).map(\.0)), "box \(box) offset \(offset)")
+            }
+        }
+    }
+
+    @Test("the k-th smallest key, as the page selection finds it, is the sorted keys' k-th, ties and all")
+    func selection() {
+        var generator = SeededGenerator(state: 17)
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 1...200, using: &generator)
+            let distinct = Int.random(in: 1...max(1, count), using: &generator)
+            let keys = (0..<count).map { _ in Double(Int.random(in: 0..<distinct, using: &generator)) * (Bool.random(using: &generator) ? 1 : -0.5) }
+            let k = Int.random(in: 1...count, using: &generator)
+            #expect(Search.smallest(k, of: keys) == keys.sorted()[k - 1], "k=\(k) of \(keys)")
+        }
+    }
+
     @Test("ties in distance break by URI across page boundaries")
     func ties() throws {
         let path = Scratch.folder.appendingPathComponent("ties-\(UUID().uuidString).searchindex").path
@@ -124,7 +156,8 @@ struct SpatialTests {
         }
         try index.apply(IndexBatch(upserts: items, checkpoint: StoreCheckpoint(storeUUID: "T", storePath: "/t", token: 1)))
         let center = try Coordinate(latitude: 48.85, longitude: 2.35)
-        for (offset, limit) in [(0, 10), (5, 10), (13, 7), (35, 10)] {
+        // Small pages of many tied candidates take the selection path (the page's last key, then a sort).
+        for (offset, limit) in [(0, 10), (5, 10), (13, 7), (35, 10), (0, 3), (2, 3), (8, 1)] {
             let hits = try index.search(SearchRequest(near: center, limit: limit, offset: offset)).hits.map(\.uri)
             #expect(hits == Array(uris[offset..<min(40, offset + limit)]), "offset \(offset)")
             let words = try index.search(SearchRequest(query: "same", near: center, radius: 5_000, limit: limit, offset: offset)).hits.map(\.uri)

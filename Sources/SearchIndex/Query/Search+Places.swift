@@ -8,7 +8,8 @@ extension Search {
     /// Rows inside the R-tree boxes (a superset: the R-tree rounds outward), entity-filtered.
     /// `details` reads names and URIs too: for a page large enough to be most of what is read (every
     /// hit within a radius), where fetching them for the page in a second pass would cost more.
-    mutating func rowsInBoxes(_ boxes: [GeoMath.Box], details: Bool = false) throws -> [Candidate] {
+    /// Stops after `limit` rows.
+    mutating func rowsInBoxes(_ boxes: [GeoMath.Box], details: Bool = false, limit: Int = .max) throws -> [Candidate] {
         let filter = entityFilter
         var seen: Set<Int64> = []
         var candidates: [Candidate] = []
@@ -24,7 +25,7 @@ extension Search {
             try statement.setArguments(arguments)
             // Stepped through the C API: GRDB's row cursor costs as much per row as the R-tree and join.
             let handle = statement.sqliteStatement
-            while try SQLiteCall.step(handle, db: db) {
+            while candidates.count < limit, try SQLiteCall.step(handle, db: db) {
                 let id = sqlite3_column_int64(handle, 0)
                 // One box, or boxes split at the antimeridian or a pole, which never share a row.
                 if boxes.count > 1 { guard seen.insert(id).inserted else { continue } }
@@ -96,8 +97,23 @@ extension Search {
         if radius * growth * growth >= limit { radius = limit }
         // Without a distance order, every hit in the region is needed: go straight to the limit.
         if request.effectiveSort != .distance || needed == Int.max { radius = limit }
-        // A box holding few places is read once rather than through growing circles.
-        if request.boundingBox != nil, request.radius == nil, try countInRegion(cap: 2_001, radius: nil) <= 2_000 { radius = limit }
+        // A box the first circle covers, or one holding few places, is read once rather than through
+        // growing circles. Places alone are read outright, up to the cap: a box under it is then answered
+        // without counting it first.
+        if let box = request.boundingBox, let center, request.radius == nil, radius < limit {
+            let cap = 2_000
+            // Distance from the center grows along each edge towards its ends: the corners are the farthest.
+            let corners = [(box.minLatitude, box.minLongitude), (box.minLatitude, box.maxLongitude),
+                           (box.maxLatitude, box.minLongitude), (box.maxLatitude, box.maxLongitude)]
+            if corners.allSatisfy({ GeoMath.distance(center.latitude, center.longitude, $0.0, $0.1) <= radius }) {
+                radius = limit
+            } else if case .none = textFilter {
+                let rows = try rowsInBoxes(regionBoxes(radius: nil), details: needed > 1_000 && needed != Int.max, limit: cap + 1)
+                if rows.count <= cap { return rows.compactMap(refine) }
+            } else if try countInRegion(cap: cap + 1, radius: nil) <= cap {
+                radius = limit
+            }
+        }
         while true {
             var hits: [Candidate]
             switch textFilter {

@@ -14,7 +14,8 @@ extension Search {
             let sql = "SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude FROM items i WHERE i.id IN (\(databaseQuestionMarks(count: chunk.count)))\(filter.sql)"
             let arguments = StatementArguments(chunk) + filter.arguments
             if start == 0 { record(sql, arguments) }
-            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) {
+            // Cached: a page's details are read with the same statement at every search.
+            for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) {
                 candidates.append(Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
                                             latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5)))
             }
@@ -29,6 +30,31 @@ extension Search {
     }
 
     // MARK: Order
+
+    /// The `k`-th smallest of `values` (1 ≤ k ≤ count, no NaN), in expected linear time: Hoare's
+    /// selection, its pivot the median of three.
+    static func smallest(_ k: Int, of values: [Double]) -> Double {
+        var values = values
+        let target = k - 1
+        var low = 0, high = values.count - 1
+        while low < high {
+            let (a, b, c) = (values[low], values[(low + high) / 2], values[high])
+            let pivot = max(min(a, b), min(max(a, b), c))
+            var i = low, j = high
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while values[j] > pivot { j -= 1 }
+                if i <= j {
+                    values.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            // values[low...j] ≤ pivot ≤ values[i...high]; between them, the pivot's equals.
+            if target <= j { high = j } else if target >= i { low = i } else { return values[target] }
+        }
+        return values[target]
+    }
 
     /// Fills URI, entity and name of candidates that were read without them (place plans).
     mutating func withDetails(_ candidates: [Candidate]) throws -> [Candidate] {
@@ -48,14 +74,24 @@ extension Search {
     mutating func ordered(_ candidates: [Candidate]) throws -> [Candidate] {
         // Candidates read with their URIs (every hit within a radius) are sorted once, ties by URI.
         if candidates.allSatisfy({ !$0.uri.isEmpty }) { return request.page(of: candidates) }
-        let key = request.orderKey
-        let sorted = candidates.sorted { (key($0), $0.id) < (key($1), $1.id) }
+        // Positions are sorted, by keys computed once (see `SearchRequest.page(of:)`); of many candidates,
+        // only those up to the page's last key (ties included) are.
+        let keys = candidates.map(request.orderKey)
+        var kept = Array(candidates.indices)
+        if needed < candidates.count / 4, !keys.contains(where: \.isNaN) {
+            let last = Self.smallest(needed, of: keys)
+            kept.removeAll { keys[$0] > last }
+        }
+        let sorted = kept.sorted { a, b in
+            keys[a] != keys[b] ? keys[a] < keys[b] : candidates[a].id < candidates[b].id
+        }
         guard request.offset < sorted.count else { return [] }
         let end = min(sorted.count, needed)
         var low = request.offset, high = end - 1
-        while low > 0 && key(sorted[low - 1]) == key(sorted[request.offset]) { low -= 1 }
-        while high + 1 < sorted.count && key(sorted[high + 1]) == key(sorted[end - 1]) { high += 1 }
-        let window = try withDetails(Array(sorted[low...high])).sorted { (key($0), $0.uri) < (key($1), $1.uri) }
+        while low > 0 && keys[sorted[low - 1]] == keys[sorted[request.offset]] { low -= 1 }
+        while high + 1 < sorted.count && keys[sorted[high + 1]] == keys[sorted[end - 1]] { high += 1 }
+        let key = request.orderKey
+        let window = try withDetails(sorted[low...high].map { candidates[$0] }).sorted { (key($0), $0.uri) < (key($1), $1.uri) }
         return Array(window[(request.offset - low)..<(end - low)])
     }
 }

@@ -156,9 +156,14 @@ extension SearchRequest {
 
     /// The requested page of candidates that all carry their URIs: in order, ties by URI.
     package func page(of candidates: [SearchCandidate]) -> [SearchCandidate] {
-        let sorted = candidates.sorted { (orderKey($0), $0.uri) < (orderKey($1), $1.uri) }
-        let end = offset.addingReportingOverflow(limit).overflow ? sorted.count : min(sorted.count, offset + limit)
+        // Positions are sorted, not candidates: a candidate moved is three strings retained and released
+        // (sorting 30 km of places by moving them took 70% of the search). URIs compare only on ties.
+        let keys = candidates.map(orderKey)
+        let order = candidates.indices.sorted { a, b in
+            keys[a] != keys[b] ? keys[a] < keys[b] : candidates[a].uri < candidates[b].uri
+        }
+        let end = offset.addingReportingOverflow(limit).overflow ? order.count : min(order.count, offset + limit)
         guard offset < end else { return [] }
-        return Array(sorted[offset..<end])
+        return order[offset..<end].map { candidates[$0] }
     }
 }

@@ -17,18 +17,15 @@ package struct SortedTerms: TermSource {
     /// The number of terms held.
     package var count: Int { terms.count }
 
-    /// The key's UTF-8 bytes, one buffer for every probe.
-    private var keyBytes: [UInt8] = []
-
-    package mutating func probe(atOrAfter key: [Unicode.Scalar], under length: Int) -> TermProbe {
-        let prefixBytes = TermProbe.encode(key, under: length, into: &keyBytes)
+    /// The first term at or after `key`, by binary search.
+    package mutating func withTerm<Result>(atOrAfter key: [UInt8], _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
         var (low, high) = (0, terms.count)
         while low < high {
             let middle = (low + high) / 2
-            if terms[middle].lexicographicallyPrecedes(keyBytes) { low = middle + 1 } else { high = middle }
+            if terms[middle].lexicographicallyPrecedes(key) { low = middle + 1 } else { high = middle }
         }
-        guard low < terms.count else { return .outside }
-        return terms[low].withUnsafeBufferPointer { TermProbe(term: $0, prefix: keyBytes[..<prefixBytes]) }
+        guard low < terms.count else { return body(nil) }
+        return terms[low].withUnsafeBufferPointer { body($0) }
     }
 }
 

@@ -24,23 +24,23 @@ struct TermDictionary: TermSource {
         self.db = db
     }
 
-    /// The key's UTF-8 bytes, one buffer for every seek.
-    private var keyBytes: [UInt8] = []
+    /// The seek's statement, looked up once per walk rather than at each of its thousands of seeks.
+    private var seek: Statement?
 
-    /// What a walk asks of the first term at or after `key`: one seek, the statement stepped through
-    /// SQLite's C API and the term read as bytes (a 2-edit walk makes some 13,000 of these).
-    mutating func probe(atOrAfter key: [Unicode.Scalar], under length: Int) throws -> TermProbe {
-        guard seeks < seekLimit else { return .outside }
+    /// The first term at or after `key`: one seek, the statement stepped through SQLite's C API and the
+    /// term read as bytes (a 2-edit walk makes several thousand of these).
+    mutating func withTerm<Result>(atOrAfter key: [UInt8], _ body: (UnsafeBufferPointer<UInt8>?) -> Result) throws -> Result {
+        guard seeks < seekLimit else { return body(nil) }
         seeks += 1
-        let prefixBytes = TermProbe.encode(key, under: length, into: &keyBytes)
-        let statement = try db.cachedStatement(sql: "SELECT term FROM item_terms WHERE term >= ? ORDER BY term LIMIT 1")
+        let statement = try seek ?? db.cachedStatement(sql: "SELECT term FROM item_terms WHERE term >= ? ORDER BY term LIMIT 1")
+        seek = statement
         let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
-        let bound = SQLiteCall.bindText(handle, 1, bytes: keyBytes)
-        guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+        sqlite3_reset(handle)  // in case GRDB last stepped it
         defer { sqlite3_reset(handle) }
-        guard try SQLiteCall.step(handle, db: db), let text = sqlite3_column_text(handle, 0) else { return .outside }
-        return TermProbe(term: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0))), prefix: keyBytes[..<prefixBytes])
+        let bound = SQLiteCall.bindText(handle, 1, bytes: key)
+        guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+        guard try SQLiteCall.step(handle, db: db), let text = sqlite3_column_text(handle, 0) else { return body(nil) }
+        return body(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0))))
     }
 
     // MARK: Writing

@@ -2,9 +2,9 @@
 /// `item_terms` probed one seek at a time (``TermDictionary``), or a window of another backend's terms
 /// held in memory (``SortedTerms``). The walk is the same over either, so its expansions are too.
 package protocol TermSource {
-    /// The first term at or after `key` in byte order, seen from `key`'s first `length` scalars (what a
-    /// walk asks): whether it starts with them, is exactly them, or which scalar follows them in it.
-    mutating func probe(atOrAfter key: [Unicode.Scalar], under length: Int) throws -> TermProbe
+    /// Calls `body` with the UTF-8 bytes of the first term at or after `key` (UTF-8) in byte order, or
+    /// with nil when there is none; the bytes are valid only inside `body`.
+    mutating func withTerm<Result>(atOrAfter key: [UInt8], _ body: (UnsafeBufferPointer<UInt8>?) -> Result) throws -> Result
 }
 
 /// What the first term at or after a key says about a prefix of the key.
@@ -40,10 +40,31 @@ package enum TermProbe: Equatable {
 }
 
 extension TermSource {
-    /// The characters that follow `prefix` in some term, in order, and whether `prefix` is itself a term:
-    /// one seek per child (a skip-scan of the B-tree).
-    mutating func children(of prefix: [Unicode.Scalar]) throws -> (scalars: [Unicode.Scalar], isTerm: Bool) {
-        var scalars: [Unicode.Scalar] = []
+    /// What the first term at or after `key` says about `key[..<length]`, and that term's bytes when
+    /// `keeping` and it is not `.outside` (a child's ``first``). `first` is the smallest term starting with
+    /// some prefix of `key[..<length]` (the walk's node), or nil: a key at or before it has it as its first
+    /// term, so the answer costs no seek (the seek that found the node found it). `bytes` is the key's buffer.
+    mutating func probe(_ key: [Unicode.Scalar], under length: Int, first: [UInt8]?, keeping: Bool,
+                        bytes: inout [UInt8]) throws -> (found: TermProbe, term: [UInt8]?) {
+        let prefixBytes = TermProbe.encode(key, under: length, into: &bytes)
+        if let first, !first.lexicographicallyPrecedes(bytes) {
+            let found = first.withUnsafeBufferPointer { TermProbe(term: $0, prefix: bytes[..<prefixBytes]) }
+            return (found, keeping && found != .outside ? first : nil)
+        }
+        let key = bytes
+        return try withTerm(atOrAfter: key) { term in
+            guard let term else { return (.outside, nil) }
+            let found = TermProbe(term: term, prefix: key[..<prefixBytes])
+            return (found, keeping && found != .outside ? Array(term) : nil)
+        }
+    }
+
+    /// The characters that follow `prefix` in some term, in order, each with the smallest term it
+    /// starts, and whether `prefix` is itself a term: one seek per child (a skip-scan of the B-tree), the
+    /// first answered from `first` (the smallest term starting with `prefix`) when known.
+    mutating func children(of prefix: [Unicode.Scalar], first: [UInt8]?,
+                           bytes: inout [UInt8]) throws -> (children: [(scalar: Unicode.Scalar, first: [UInt8])], isTerm: Bool) {
+        var children: [(scalar: Unicode.Scalar, first: [UInt8])] = []
         var isTerm = false
         // The prefix, then the prefix and the next scalar to seek from (one buffer for every seek).
         var key = prefix
@@ -52,25 +73,21 @@ extension TermSource {
             if key.count == prefix.count { key.append(next) } else { key[prefix.count] = next }
         }
         probing: while true {
-            switch try probe(atOrAfter: key, under: prefix.count) {
+            // The term found for a child is the smallest that starts with it: every key is at or before the child.
+            let (found, term) = try probe(key, under: prefix.count, first: first, keeping: true, bytes: &bytes)
+            switch found {
             case .outside:
                 break probing
             case .exactly:
                 isTerm = true
                 seek(from: Unicode.Scalar(1))  // past the term itself: no term holds a control character
             case .child(let child):
-                scalars.append(child)
+                if let term { children.append((child, term)) }
                 guard let next = Self.successor(of: child) else { break probing }
                 seek(from: next)
             }
         }
-        return (scalars, isTerm)
-    }
-
-    /// Whether some term starts with `prefix` (or is exactly it, with `exactly`).
-    mutating func contains(_ prefix: [Unicode.Scalar], exactly: Bool) throws -> Bool {
-        let found = try probe(atOrAfter: prefix, under: prefix.count)
-        return exactly ? found == .exactly : found != .outside
+        return (children, isTerm)
     }
 
     /// The next scalar value, skipping surrogates; nil after the last.

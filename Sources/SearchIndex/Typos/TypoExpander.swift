@@ -38,7 +38,7 @@ package struct TypoExpander<Terms: TermSource> {
         var walk = Walk(query: query, maximumEdits: maximumEdits, isPrefix: isPrefix)
         var prefix = [first]
         prefix.reserveCapacity(query.count + maximumEdits + 1)
-        try walk.visit(prefix: &prefix, row: walk.step(root, previous: nil, adding: first, after: nil), previous: root,
+        try walk.visit(prefix: &prefix, first: nil, row: walk.step(root, previous: nil, adding: first, after: nil), previous: root,
                        dictionary: &dictionary, found: &found)
         return found.filter { $0.key != query }
             .map { TypoExpansion(term: String(String.UnicodeScalarView($0.key)), edits: $0.value, isPrefix: isPrefix) }
@@ -55,6 +55,14 @@ package struct TypoExpander<Terms: TermSource> {
         let query: [Unicode.Scalar]
         let maximumEdits: Int
         let isPrefix: Bool
+        /// The UTF-8 bytes of the key being probed: one buffer for the walk.
+        var keyBytes: [UInt8] = []
+
+        init(query: [Unicode.Scalar], maximumEdits: Int, isPrefix: Bool) {
+            self.query = query
+            self.maximumEdits = maximumEdits
+            self.isPrefix = isPrefix
+        }
 
         /// The row of `prefix + scalar` from the row of `prefix` (`row`), its parent's (`previous`) and
         /// `prefix`'s last scalar (`after`): cell j is the edits between that string and query[0..<j].
@@ -72,9 +80,11 @@ package struct TypoExpander<Terms: TermSource> {
         }
 
         /// Visits a node; `covered` is the edits of the prefix expansion above it, if any (prefix mode).
-        /// `prefix` is the walk's one buffer: a child is appended for its visit and removed after.
-        mutating func visit(prefix: inout [Unicode.Scalar], row: [Int], previous: [Int], covered: Int = .max, dictionary: inout Terms,
-                            found: inout [[Unicode.Scalar]: Int]) throws {
+        /// `prefix` is the walk's one buffer: a child is appended for its visit and removed after. `first` is
+        /// the smallest term starting with `prefix`, when the seek that found the node read it: the node's
+        /// own probes up to it are answered without seeking (a 2-edit walk makes a third fewer seeks).
+        mutating func visit(prefix: inout [Unicode.Scalar], first: [UInt8]?, row: [Int], previous: [Int], covered: Int = .max,
+                            dictionary: inout Terms, found: inout [[Unicode.Scalar]: Int]) throws {
             guard let best = row.min(), best <= maximumEdits else { return }
             let distance = row[query.count]
             var covered = covered
@@ -82,20 +92,25 @@ package struct TypoExpander<Terms: TermSource> {
                 // Every term below matches: the prefix stands for them. The walk goes on only where a longer
                 // prefix may be fewer edits away (`abcd` is one from `abcde`, `abcdx` too, `abcde` none), so
                 // that each term is counted with its fewest.
-                if try dictionary.contains(prefix, exactly: false) { record(prefix, distance, in: &found) }
+                if try first != nil || dictionary.probe(prefix, under: prefix.count, first: nil, keeping: false, bytes: &keyBytes).found != .outside {
+                    record(prefix, distance, in: &found)
+                }
                 if best >= distance { return }
                 covered = distance
             }
-            let candidates: [Unicode.Scalar]
+            let candidates: [(scalar: Unicode.Scalar, first: [UInt8])]
             if best < maximumEdits {
                 // An edit is left: any character may follow.
-                let children = try dictionary.children(of: prefix)
+                let children = try dictionary.children(of: prefix, first: first, bytes: &keyBytes)
                 if !isPrefix && children.isTerm && distance <= maximumEdits { record(prefix, distance, in: &found) }
-                candidates = children.scalars
+                candidates = children.children
             } else {
                 // No edit left: only a character that matches the query where the row allows, or that
                 // completes a transposition, keeps some cell within the edits.
-                if !isPrefix, distance <= maximumEdits, try dictionary.contains(prefix, exactly: true) { record(prefix, distance, in: &found) }
+                if !isPrefix, distance <= maximumEdits,
+                   try dictionary.probe(prefix, under: prefix.count, first: first, keeping: false, bytes: &keyBytes).found == .exactly {
+                    record(prefix, distance, in: &found)
+                }
                 var wanted: [Unicode.Scalar] = []
                 for j in 0..<query.count where row[j] <= maximumEdits { wanted.append(query[j]) }
                 if let last = prefix.last {
@@ -104,20 +119,23 @@ package struct TypoExpander<Terms: TermSource> {
                     }
                 }
                 wanted.sort { $0.value < $1.value }
-                var kept: [Unicode.Scalar] = []
+                var kept: [(scalar: Unicode.Scalar, first: [UInt8])] = []
                 for (index, scalar) in wanted.enumerated() where index == 0 || wanted[index - 1] != scalar {
                     prefix.append(scalar)
                     defer { prefix.removeLast() }
-                    if try dictionary.contains(prefix, exactly: false) { kept.append(scalar) }
+                    // The term found starts with the longer prefix only as its smallest term.
+                    if let term = try dictionary.probe(prefix, under: prefix.count, first: first, keeping: true, bytes: &keyBytes).term {
+                        kept.append((scalar, term))
+                    }
                 }
                 candidates = kept
             }
             let last = prefix.last
-            for scalar in candidates {
+            for (scalar, smallest) in candidates {
                 let next = step(row, previous: previous, adding: scalar, after: last)
                 prefix.append(scalar)
                 defer { prefix.removeLast() }
-                try visit(prefix: &prefix, row: next, previous: row, covered: covered, dictionary: &dictionary, found: &found)
+                try visit(prefix: &prefix, first: smallest, row: next, previous: row, covered: covered, dictionary: &dictionary, found: &found)
             }
         }
 
