@@ -4,22 +4,22 @@ import GRDB
 extension FilterPredicate {
     /// The predicate as an SQL condition on the items table (aliased `i`), with its arguments: each
     /// comparison a set of item ids read from the attribute rows through the `(name, value)` indexes.
-    func sql(correlated: Bool = false) -> (sql: String, arguments: StatementArguments) {
+    func sql(correlated: Bool = false, itemID: String = "i.id") -> (sql: String, arguments: StatementArguments) {
         switch self {
         case .constant(let value):
             return (value ? "1" : "0", [])
         case .not(let inner):
-            let (sql, arguments) = inner.sql(correlated: correlated)
+            let (sql, arguments) = inner.sql(correlated: correlated, itemID: itemID)
             return ("NOT (\(sql))", arguments)
         case .and(let parts), .or(let parts):
-            let compiled = parts.map { $0.sql(correlated: correlated) }
+            let compiled = parts.map { $0.sql(correlated: correlated, itemID: itemID) }
             let joiner = if case .and = self { " AND " } else { " OR " }
             return ("(" + compiled.map(\.sql).joined(separator: joiner) + ")", compiled.reduce(into: StatementArguments()) { $0 += $1.arguments })
         case .comparison(let attribute, let comparison, let options, let values):
             // `!=` is "not equal": an item without the attribute, or whose values all differ, passes — as
             // `nil != "JP"` is true for NSPredicate.
             if comparison == .notEqual {
-                return FilterPredicate.not(.comparison(attribute: attribute, operator: .equal, options: options, values: values)).sql(correlated: correlated)
+                return FilterPredicate.not(.comparison(attribute: attribute, operator: .equal, options: options, values: values)).sql(correlated: correlated, itemID: itemID)
             }
             // Two forms of one test. Uncorrelated, SQLite reads the matching attribute rows once through
             // the (name, value) indexes into a set: right when the filter drives (a correlated EXISTS per
@@ -29,7 +29,7 @@ extension FilterPredicate {
             let (set, probe) = ("i.id IN (SELECT a.item_id FROM item_attributes a WHERE a.name = ?",
                                 // INDEXED BY: without statistics SQLite preferred the (name, number) range for
                                 // the probe, scanning every matching row for every item (2 s).
-                                "EXISTS (SELECT 1 FROM item_attributes a INDEXED BY item_attributes_by_item WHERE a.item_id = i.id AND a.name = ?")
+                                "EXISTS (SELECT 1 FROM item_attributes a INDEXED BY item_attributes_by_item WHERE a.item_id = \(itemID) AND a.name = ?")
             if values == [.null] {
                 return ((correlated ? "NOT " + probe : set.replacingOccurrences(of: "i.id IN", with: "i.id NOT IN")) + ")", [attribute])
             }

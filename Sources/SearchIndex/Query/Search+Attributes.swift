@@ -75,17 +75,36 @@ extension Search {
     }
 
     /// A facet over every match of a words-only search, in one statement: FTS5 drives, each match's
-    /// attribute rows are read through the (item, name) index and grouped.
+    /// attribute rows are read from the (item, name, value) index alone and counted here. SQLite's
+    /// `GROUP BY … COUNT(DISTINCT …)` sorted every row and kept a distinct set per group: 38 ms of a
+    /// 13 ms scan for `city` at 940k items.
     mutating func facet(_ name: String, expression: String) throws -> Facet {
-        let filter = entityFilter
+        let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
+        // Items are joined only for an entity filter. CROSS JOIN keeps FTS5 outside, so that an item's rows
+        // come together, in value order: a value an item holds twice is told from the row before.
+        let items = request.entities.isEmpty ? "" : " CROSS JOIN items i ON i.id = items_fts.rowid"
         let sql = """
-            SELECT a.kind, a.number, a.text, COUNT(DISTINCT i.id) FROM items_fts JOIN items i ON i.id = items_fts.rowid
-            JOIN item_attributes a ON a.item_id = i.id AND a.name = ?
-            WHERE items_fts MATCH ?\(filter.sql) GROUP BY a.kind, a.number, a.text
+            SELECT a.item_id, a.kind, a.number, a.text FROM items_fts\(items)
+            CROSS JOIN item_attributes a INDEXED BY item_attributes_by_item ON a.item_id = items_fts.rowid AND a.name = ?
+            WHERE items_fts MATCH ?\(filter.sql)
             """
         let arguments: StatementArguments = [name, expression] + filter.arguments
         record(sql, arguments)
-        return try Self.facet(name, rows: try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments))
+        struct Value: Hashable { var kind: Int64; var number: Double?; var text: String? }
+        var counts: [Value: Int] = [:]
+        var last: (item: Int64, value: Value)?
+        let statement = try db.cachedStatement(sql: sql)
+        try statement.setArguments(arguments)
+        let handle = statement.sqliteStatement
+        while try SQLiteCall.step(handle, db: db) {
+            let item = sqlite3_column_int64(handle, 0)
+            let value = Value(kind: sqlite3_column_int64(handle, 1), number: SQLiteCall.optionalDouble(handle, 2),
+                              text: sqlite3_column_type(handle, 3) == SQLITE_NULL ? nil : SQLiteCall.text(handle, 3))
+            if let last, last.item == item, last.value == value { continue }
+            last = (item, value)
+            counts[value, default: 0] += 1
+        }
+        return Facet(name, groups: counts.map { (kind: Int($0.key.kind), number: $0.key.number, text: $0.key.text, items: $0.value) })
     }
 
     /// Facet values from rows `(kind, number, text, count)`, counts of equal renderings added up.

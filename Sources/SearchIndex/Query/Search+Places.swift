@@ -10,7 +10,8 @@ extension Search {
     /// hit within a radius), where fetching them for the page in a second pass would cost more.
     /// Stops after `limit` rows.
     mutating func rowsInBoxes(_ boxes: [GeoMath.Box], details: Bool = false, limit: Int = .max) throws -> [Candidate] {
-        let filter = entityFilter
+        // An attribute filter probes each R-tree row before it is joined to its item.
+        let filter = itemFilter(probing: true, itemID: "g.id")
         var seen: Set<Int64> = []
         var candidates: [Candidate] = []
         for box in boxes {

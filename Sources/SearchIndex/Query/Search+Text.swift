@@ -6,7 +6,10 @@ import GRDBSQLite
 /// Full-text matches: ranked top-k, scores of given rows, snippets.
 extension Search {
     mutating func textMatches(expression: String, pagedInSQL: Bool) throws -> [Candidate] {
-        let filter = entityFilter
+        // An attribute filter probes each row FTS5 hands over before the row is joined to its item: most
+        // rows of a frequent word in a small country are never joined (`lake` in France: p50 4.1 → 2.0 ms
+        // at 940k items, with the covering index of schema 11).
+        let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
         // A page of the best rows only: the ranking prunes what cannot reach it.
         let keep = request.limit.addingReportingOverflow(request.offset)
         let prunes = pagedInSQL && !keep.overflow && keep.partialValue <= SearchIndex.maximumPrunedPage
@@ -37,7 +40,7 @@ extension Search {
     /// before any join or scoring (`searchlight_in_ids`, the set bound as a pointer).
     mutating func textMatches(expression: String, within ids: [Int64]) throws -> [Candidate] {
         guard !ids.isEmpty else { return [] }
-        let filter = entityFilter
+        let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
         let sql = """
             SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(SearchIndex.rankFunction) AS score
             FROM items_fts JOIN items i ON i.id = items_fts.rowid

@@ -40,14 +40,16 @@ struct Search {
     /// The entity and filter conditions; `probing` checks each item read against the attribute index
     /// (for plans driven by FTS5, the R-tree or an ordered walk), otherwise the filter's item set is read
     /// once (for the filter-only plan, which it drives).
-    func itemFilter(probing: Bool) -> (sql: String, arguments: StatementArguments) {
+    /// `itemID` is the column a probe reads the item's id from: the driving table's own (FTS5's rowid)
+    /// probes each row before it is joined to its item.
+    func itemFilter(probing: Bool, itemID: String = "i.id") -> (sql: String, arguments: StatementArguments) {
         var sql = "", arguments = StatementArguments()
         if !request.entities.isEmpty {
             sql += " AND i.entity IN (\(databaseQuestionMarks(count: request.entities.count)))"
             arguments += StatementArguments(request.entities)
         }
         if let predicate {
-            let compiled = predicate.sql(correlated: probing)
+            let compiled = predicate.sql(correlated: probing, itemID: itemID)
             sql += " AND " + compiled.sql
             arguments += compiled.arguments
         }

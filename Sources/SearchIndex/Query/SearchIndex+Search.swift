@@ -40,7 +40,7 @@ extension SearchIndex {
         return try db.withTimeLimit(request.timeLimit) {
             // Typo expansions are looked for once, and only when needed: exact matches rank above every
             // typo match and score as they would alone, so a page they fill is the page. Facets and the
-            // total count every match, typo matches included, and need them anyway.
+            // total count every match, typo matches included, and expand the query after the page.
             var parsed = parsed
             var expanded = !(request.typoTolerance && parsed?.mayMatchWithTypos == true)
             func expand() throws {
@@ -48,7 +48,7 @@ extension SearchIndex {
                 expanded = true
             }
             var results: SearchResults
-            let lazily = request.effectiveSort == .relevance && request.sortAttribute == nil && request.facets.isEmpty && !request.countsTotal
+            let lazily = request.effectiveSort == .relevance && request.sortAttribute == nil
             if !expanded, lazily {
                 var exact = Search(db: db, request: request, parsed: parsed, predicate: predicate)
                 results = try exact.run()
@@ -68,6 +68,7 @@ extension SearchIndex {
                 results.suggestion = try Search.suggestion(for: parsed, query: query, db: db)
             }
             if !request.facets.isEmpty || request.countsTotal {
+                try expand()
                 var all = Search(db: db, request: request.unpaged, parsed: parsed, predicate: predicate)
                 if let parsed, request.near == nil, request.boundingBox == nil {
                     // Words alone: one statement for the total, one per facet.

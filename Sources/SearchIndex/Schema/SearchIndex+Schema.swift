@@ -135,9 +135,17 @@ extension SearchIndex {
             // mark it stale, so the version changes and it refuses the file.
             try TermLeaders.registerPrefixes(db)
         }
+        migrator.registerMigration("v11") { db in
+            // A filter probes an item's attribute for every row FTS5 or the R-tree hands it: with the value
+            // in the index the probe reads no table row (`city` in one country: p50 2.9 -> 1.9 ms at 940k).
+            try db.execute(sql: """
+                DROP INDEX item_attributes_by_item;
+                CREATE INDEX item_attributes_by_item ON item_attributes (item_id, name, kind, number, text);
+                """)
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 10
+    static let schemaVersion = 11
 }
