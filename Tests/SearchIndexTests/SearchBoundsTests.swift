@@ -55,5 +55,20 @@ struct SearchBoundsTests {
         #expect(throws: SearchIndexError.searchTooExpensive(seconds: 0.000_001)) { try index.count(request) }
         request.timeLimit = SearchRequest.defaultTimeLimit
         #expect(try !index.search(request).hits.isEmpty)
+        // A reader's place search stopped inside the R-tree, then the same search in time: the R-tree's
+        // statements keep no trace of the interrupt.
+        let reader = try SearchIndex(path: path, mode: .readOnly)
+        for _ in 0..<3 {
+            var places = SearchRequest(near: try Coordinate(latitude: 40, longitude: 80), radius: 20_000_000, limit: 10_000)
+            places.timeLimit = 0.000_001
+            #expect(throws: SearchIndexError.searchTooExpensive(seconds: 0.000_001)) { try reader.search(places) }
+            places.timeLimit = SearchRequest.defaultTimeLimit
+            #expect(try reader.search(places).hits.count == 4_000)
+            var words = SearchRequest(query: query, limit: 10_000)
+            words.timeLimit = 0.000_001
+            #expect(throws: SearchIndexError.searchTooExpensive(seconds: 0.000_001)) { try reader.search(words) }
+            words.timeLimit = SearchRequest.defaultTimeLimit
+            #expect(try !reader.search(words).hits.isEmpty)
+        }
     }
 }

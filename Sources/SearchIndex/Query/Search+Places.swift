@@ -34,6 +34,7 @@ extension Search {
                                             displayName: details ? SQLiteCall.text(handle, 5) : "",
                                             latitude: SQLiteCall.optionalDouble(handle, 1), longitude: SQLiteCall.optionalDouble(handle, 2)))
             }
+            sqlite3_reset(handle)  // stopped at the limit, it would hold its cursor until its next use
         }
         return candidates
     }

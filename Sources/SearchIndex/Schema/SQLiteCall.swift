@@ -20,11 +20,16 @@ enum SQLiteCall {
 
     /// Steps a statement once: true when it produced a row, false when it is done; any other result
     /// throws with the connection's message.
+    /// A failed statement is reset before the error is thrown: `sqlite3_reset` repeats a failed step's
+    /// error once, and GRDB, resetting the cached statement at its next use, would throw it again — a
+    /// search stopped by its time limit made the next search on that connection fail as interrupted.
     static func step(_ handle: OpaquePointer, db: Database) throws -> Bool {
         let status = sqlite3_step(handle)
         if status == SQLITE_ROW { return true }
         if status == SQLITE_DONE { return false }
-        throw DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        let error = DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        sqlite3_reset(handle)
+        throw error
     }
 
     /// Runs `body` with `ids` (sorted) bound to the statement's last parameter as the pointer
