@@ -99,6 +99,33 @@ struct TermLeadersTests {
         #expect(try !Self.usedList(index, deep))
     }
 
+    @Test("without ranks, whole-value matches tie at the list's boundary and are told apart by URI, as full scoring orders them")
+    func tiesAtTheBoundary() throws {
+        // Most stores rank nothing: every item named `city` scores the same, hundreds of them.
+        let items = Self.items(0..<3_000, seed: 23).map { item in
+            var item = item
+            item.rank = 0
+            return item
+        }
+        let index = try Self.newIndex("leaders-ties", items: items)
+        let answered = try Self.expectSamePages(index, "no ranks")
+        #expect(answered > 40, "the lists answered \(answered) pages")
+        var word = SearchRequest(query: "city", limit: 20)
+        word.typoTolerance = false
+        #expect(try Self.usedList(index, word))
+        // Edits with ranks back in, then lists listed again: still the same pages.
+        var generator = SeededGenerator(seed: 24)
+        let edited = Self.items(0..<300, seed: 25).map { item in
+            var item = item
+            item.rank = Bool.random(using: &generator) ? 0 : 7
+            return item
+        }
+        try index.apply(IndexBatch(prepared: edited.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(2)))
+        try Self.expectSamePages(index, "edited, stale")
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true) }
+        #expect(try Self.expectSamePages(index, "edited, listed again") > 40)
+    }
+
     @Test("writes mark exactly the lists of the words their documents held, old and new, in the same transaction")
     func writesMarkTouchedLists() throws {
         let items = Self.items(0..<3_000, seed: 9)

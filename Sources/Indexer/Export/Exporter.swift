@@ -203,6 +203,11 @@ public final class Exporter {
         }
         if existing == nil || existing?.exportState != nil {
             try await export(resuming: existing, rebuilding: rebuilding, summary: &summary, events: events)
+            // The index's upkeep (the prefixes' answer lists, which an export only registers) runs while a
+            // follower is idle; a store without history is never followed, so its export does it now.
+            if !store.hasHistory && !summary.stopped {
+                while try index.maintain(budget: 1) {}
+            }
         }
         if store.hasHistory && !summary.stopped,
            let estimate = try await followHistory(summary: &summary, allowsRebuild: !summary.exported) {

@@ -20,10 +20,11 @@ extension TermLeaders {
         let needed = offset.addingReportingOverflow(limit)
         guard limit > 0, !needed.overflow, needed.partialValue <= listedRows else { return nil }
         guard let list = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT documents, rows, name_average, title_average, threshold FROM leader_terms WHERE term = ? AND stale = 0
+            SELECT documents, rows, name_average, title_average, threshold, boundary_uri FROM leader_terms WHERE term = ? AND stale = 0
             """), arguments: [key]) else { return nil }
         let documents = Int(try list.integer(0)), rowsThen = try list.integer(1)
         let listedAverages = [try list.number(2), try list.number(3)], threshold = try list.optionalNumber(4)
+        let boundary = try list.optionalText(5)
         // A damaged row (an infinite or NaN threshold or average) proves nothing.
         guard documents > 0, rowsThen > 0, (listedAverages + [threshold ?? 0]).allSatisfy({ $0.isFinite && $0 >= 0 }),
               let statistics = try statistics(db), statistics.averages.count == 4 else { return nil }
@@ -50,9 +51,16 @@ extension TermLeaders {
             guard candidates.count >= needed.partialValue else { return nil }
             let bound = self.bound(threshold: threshold, documents: documents, rowsThen: rowsThen, rows: statistics.rows,
                                    listedAverages: listedAverages, averages: statistics.averages)
-            let last = candidates[needed.partialValue - 1].score
+            let last = candidates[needed.partialValue - 1]
             // A margin for rounding: the bound and the scores are computed in different orders.
-            guard last > bound + 1e-9 * Swift.max(1, abs(bound)) else { return nil }
+            func above(_ bound: Double) -> Bool { last.score > bound + 1e-9 * Swift.max(1, abs(bound)) }
+            // Or a tie with the first row left off, a whole-value match: its score has not moved (a change of
+            // its rank would have made the list stale), rows tied with it left off come after it by URI, and
+            // the page's last row comes before it. Equal scores are the same computation on the same inputs.
+            let tied = threshold >= SEARCHLIGHT_WHOLE_VALUE_SCORE && last.score == threshold
+                && boundary.map { last.uri.utf8.lexicographicallyPrecedes($0.utf8) } == true
+                && above(partialBound(documents: documents, rows: statistics.rows, listedAverages: listedAverages, averages: statistics.averages))
+            guard above(bound) || tied else { return nil }
         }
         guard offset < candidates.count else { return [] }
         return Array(candidates[offset..<Swift.min(candidates.count, needed.partialValue)])
@@ -65,13 +73,23 @@ extension TermLeaders {
     /// average to the old, and k1-saturation grows less than its argument, so the part grows at most by that
     /// ratio. The IDF is that of the same documents among today's rows.
     static func bound(threshold: Double, documents: Int, rowsThen: Int64, rows: Int64, listedAverages: [Double], averages: [Double]) -> Double {
+        let isWhole = threshold >= SEARCHLIGHT_WHOLE_VALUE_SCORE
+        if isWhole { return Swift.max(threshold, partialBound(documents: documents, rows: rows, listedAverages: listedAverages, averages: averages)) }
+        let listedIDF = idf(documents: documents, rows: rowsThen), currentIDF = idf(documents: documents, rows: rows)
+        return threshold / listedIDF * currentIDF * growth(listedAverages: listedAverages, averages: averages)
+    }
+
+    /// The best score any partial match of the term can have now.
+    static func partialBound(documents: Int, rows: Int64, listedAverages: [Double], averages: [Double]) -> Double {
+        idf(documents: documents, rows: rows) * largestPartialImpact * growth(listedAverages: listedAverages, averages: averages)
+    }
+
+    /// How much a partial match's per-row part can have grown since the listing: the largest ratio of a
+    /// column's average length now to then.
+    static func growth(listedAverages: [Double], averages: [Double]) -> Double {
         var ratio = 1.0
         for column in 0..<2 where listedAverages[column] > 0 { ratio = Swift.max(ratio, averages[column] / listedAverages[column]) }
-        let listedIDF = idf(documents: documents, rows: rowsThen), currentIDF = idf(documents: documents, rows: rows)
-        let isWhole = threshold >= SEARCHLIGHT_WHOLE_VALUE_SCORE
-        let whole = isWhole ? threshold : 0
-        let partial = isWhole ? currentIDF * largestPartialImpact * ratio : threshold / listedIDF * currentIDF * ratio
-        return Swift.max(whole, partial)
+        return ratio
     }
 
     /// The ranking's IDF (`searchlight_idf`, the scorer's own).

@@ -55,6 +55,11 @@ enum TermLeaders {
         INSERT INTO leader_state (generation) VALUES (0);
         """
 
+    /// The column schema 12 adds: the URI of the row left off first (with `threshold`, the boundary).
+    static let boundarySchema = """
+        ALTER TABLE leader_terms ADD COLUMN boundary_uri TEXT;  -- the URI of that row: a row tied with it and before it by URI is proven
+        """
+
     /// The longest prefix, in bytes, that gets a list (the tokenizer checks each token's prefixes up to it).
     static let longestListedPrefix = Int(SEARCHLIGHT_LONGEST_LISTED_PREFIX)
 
@@ -259,13 +264,18 @@ enum TermLeaders {
         // after the kept ones is the threshold. Rows the ranking pruned return a bound below the kept
         // scores, never among them, and no instances.
         let scan = try db.cachedStatement(sql: """
-            SELECT items_fts.rowid, \(SearchIndex.leaderRankFunction)
+            SELECT items_fts.rowid, \(SearchIndex.leaderRankFunction), i.uri
             FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?
             """)
         scan.setUncheckedArguments(["", listedRows + 1, phrase])
         let handle = scan.sqliteStatement
         defer { sqlite3_reset(handle) }
-        var best: [(id: Int64, score: Double, instances: Data?)] = []
+        // In the ranking query's order: score, then URI as SQLite compares text (its bytes). Rows tied with
+        // the one left off first are kept by URI, as the query keeps them, so that ties can be told apart.
+        var best: [(id: Int64, score: Double, uri: String, instances: Data?)] = []
+        func rankingOrder(_ a: (id: Int64, score: Double, uri: String, instances: Data?), _ b: (id: Int64, score: Double, uri: String, instances: Data?)) -> Bool {
+            a.score != b.score ? a.score > b.score : a.uri.utf8.lexicographicallyPrecedes(b.uri.utf8)
+        }
         best.reserveCapacity(4 * listedRows)
         var floor = -Double.infinity
         // The term's rows as the ranking's IDF counts them (FTS5's, not those joined to an item).
@@ -282,22 +292,23 @@ enum TermLeaders {
             }
             guard score >= floor else { continue }
             let instances = blob.map { Data(bytes: $0 + header, count: bytes - header) }
-            best.append((sqlite3_column_int64(handle, 0), score, instances))
+            best.append((sqlite3_column_int64(handle, 0), score, SQLiteCall.text(handle, 2), instances))
             if best.count >= 4 * listedRows {
-                best.sort { $0.score > $1.score }
+                best.sort(by: rankingOrder)
                 best.removeLast(best.count - (listedRows + 1))
                 floor = best[listedRows].score
             }
         }
         guard documents >= minimumDocuments else { return }
-        best.sort { $0.score > $1.score }
+        best.sort(by: rankingOrder)
         let threshold: Double? = best.count > listedRows ? best[listedRows].score : nil
+        let boundary: String? = best.count > listedRows ? best[listedRows].uri : nil
         let kept = best.prefix(listedRows)
         // Every kept row was scored: a pruned one's bound is below `listedRows + 1` scores.
         guard kept.allSatisfy({ $0.instances != nil }) else { return }
         try db.execute(sql: """
-            INSERT INTO leader_terms (term, documents, rows, name_average, title_average, threshold) VALUES (?, ?, ?, ?, ?, ?)
-            """, arguments: [key, documents, statistics.rows, statistics.averages[0], statistics.averages[1], threshold])
+            INSERT INTO leader_terms (term, documents, rows, name_average, title_average, threshold, boundary_uri) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [key, documents, statistics.rows, statistics.averages[0], statistics.averages[1], threshold, boundary])
         let insert = try db.cachedStatement(sql: "INSERT INTO term_leaders (term, id, instances) VALUES (?, ?, ?)")
         for row in kept { try insert.execute(arguments: [key, row.id, row.instances]) }
     }

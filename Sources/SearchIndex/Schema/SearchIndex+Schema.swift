@@ -143,9 +143,15 @@ extension SearchIndex {
                 CREATE INDEX item_attributes_by_item ON item_attributes (item_id, name, kind, number, text);
                 """)
         }
+        migrator.registerMigration("v12") { db in
+            // Lists keep the URI of the row left off first: in an index without ranks (most stores) every
+            // whole-value match of a word scores the same, and only the URI tells the page's last hit from
+            // the rows left off. Lists listed before have none and prove as they did.
+            try db.execute(sql: TermLeaders.boundarySchema)
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 11
+    static let schemaVersion = 12
 }
