@@ -67,6 +67,36 @@ struct CombinedSearchTests {
         }
     }
 
+    @Test("a page of the intersection plan is the circle's best, however much better the rows just outside it")
+    func circleCornersNeverRaiseTheBar() throws {
+        let path = Scratch.folder.appendingPathComponent("corners-\(UUID().uuidString).searchindex").path
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        // Inside 100 km of (0, 0): modest places. In the corners of the circle's bounding box, 130 km out:
+        // the most important places there are, which the R-tree's box holds and the circle does not.
+        var items: [IndexedItem] = []
+        for key in 0..<40 {
+            let angle = Double(key) / 40 * 2 * .pi
+            items.append(IndexedItem(uri: String(format: "x-coredata://C/Place/in%02d", key), entity: "Place", displayName: "harbor",
+                                     latitude: 0.5 * sin(angle), longitude: 0.5 * cos(angle), rank: Double(key % 3)))
+            let corner = (key % 4 < 2 ? 0.85 : -0.85, key % 2 == 0 ? 0.85 : -0.85)
+            items.append(IndexedItem(uri: String(format: "x-coredata://C/Place/out%02d", key), entity: "Place", displayName: "harbor",
+                                     latitude: corner.0 + Double(key) * 1e-4, longitude: corner.1, rank: 1e6))
+        }
+        try index.apply(IndexBatch(upserts: items, checkpoint: StoreCheckpoint(storeUUID: "C", storePath: "/c", token: 1)))
+        let center = try Coordinate(latitude: 0, longitude: 0)
+        for (limit, offset) in [(1, 0), (5, 0), (5, 3), (20, 0)] {
+            var request = SearchRequest(query: "harbor", near: center, radius: 100_000, limit: limit, offset: offset)
+            request.forcedPlan = .intersection
+            let pruned = try index.search(request).hits
+            request.forcedPlan = .textThenPlace
+            let full = try index.search(request).hits
+            #expect(pruned.map(\.uri) == full.map(\.uri), "limit \(limit) offset \(offset)")
+            // The best inside: rank 2, then 1, then 0, each by URI.
+            let inside = items.filter { $0.uri.contains("/in") }.sorted { ($0.rank, $1.uri) > ($1.rank, $0.uri) }.map(\.uri)
+            #expect(pruned.map(\.uri) == Array(inside.dropFirst(offset).prefix(limit)), "limit \(limit) offset \(offset)")
+        }
+    }
+
     @Test("every plan gives the same page for prefixes, typos, OR, boxes and entity filters (300 random requests)")
     func plansAgreeOnEveryShape() throws {
         let (index, _) = Self.fixture

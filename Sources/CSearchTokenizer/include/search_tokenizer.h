@@ -168,11 +168,26 @@ typedef struct searchlight_id_set {
 /// The pointer type `searchlight_in_ids` accepts (SQLite's pointer-passing interface).
 #define SEARCHLIGHT_ID_SET_TYPE "searchlight_id_set"
 
-/// Registers `searchlight_in_ids(rowid, ids)`: 1 when rowid is in the bound id set. Returns an SQLite
-/// result code.
+/// Registers `searchlight_in_ids(rowid, ids)`: 1 when rowid is in the bound id set; and
+/// `searchlight_placed(latitude, longitude, placement)`: 1 when the bound placement keeps the place.
+/// Returns an SQLite result code.
 int searchlight_register_id_set(sqlite3 *db);
 
 /// Binds an id set to parameter `index` of a statement. Returns an SQLite result code.
 int searchlight_bind_id_set(sqlite3_stmt *statement, int index, const searchlight_id_set *set);
+
+/// A search's place filters, bound to a statement as a pointer for `searchlight_placed(latitude,
+/// longitude, ?)`: `contains` answers for a place (`located` 0 when the item has none) by calling back
+/// the search's own test, so that SQL keeps exactly the hits the search would keep.
+typedef struct searchlight_placement {
+    void *context;
+    int (*contains)(void *context, double latitude, double longitude, int located);
+} searchlight_placement;
+
+/// The pointer type `searchlight_placed` accepts.
+#define SEARCHLIGHT_PLACEMENT_TYPE "searchlight_placement"
+
+/// Binds a placement to parameter `index` of a statement. Returns an SQLite result code.
+int searchlight_bind_placement(sqlite3_stmt *statement, int index, const searchlight_placement *placement);
 
 #endif

@@ -37,25 +37,36 @@ extension Search {
     }
 
     /// The matches among `ids` (sorted), scored: one FTS5 scan whose rows outside the set are dropped
-    /// before any join or scoring (`searchlight_in_ids`, the set bound as a pointer).
+    /// before any join or scoring (`searchlight_in_ids`, the set bound as a pointer). Ordered by relevance
+    /// for a page, only the page's best rows are scored: the rows the place filters leave out (the R-tree's
+    /// boxes hold more than the circle) are dropped in SQL first, so that they never raise the bar
+    /// (`searchlight_placed`), and only the page's rows leave SQLite. Every place within 50 km of Mexico City
+    /// holds `city` (its time zone): 8.6 → 5.7 ms at 940k items.
     mutating func textMatches(expression: String, within ids: [Int64]) throws -> [Candidate] {
         guard !ids.isEmpty else { return [] }
         let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
+        let prunes = request.effectiveSort == .relevance && request.sortAttribute == nil && needed <= SearchIndex.maximumPrunedPage
         let sql = """
-            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(SearchIndex.rankFunction) AS score
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(prunes ? SearchIndex.topRankFunction : SearchIndex.rankFunction) AS score
             FROM items_fts JOIN items i ON i.id = items_fts.rowid
-            WHERE items_fts MATCH ?\(filter.sql) AND searchlight_in_ids(items_fts.rowid, ?)
-            """
-        let arguments: StatementArguments = [phrasePlan, expression] + filter.arguments
-        record(sql, arguments + ["(\(ids.count) row ids)"])
+            WHERE items_fts MATCH ?\(filter.sql)\(prunes ? " AND searchlight_placed(i.latitude, i.longitude, ?)" : "") AND searchlight_in_ids(items_fts.rowid, ?)
+            """ + (prunes ? " ORDER BY score, i.uri LIMIT \(needed)" : "")  // a literal: the id set's parameter stays last
+        let arguments: StatementArguments = (prunes ? [phrasePlan, needed] : [phrasePlan]) + [expression] + filter.arguments
+        record(sql, arguments + (prunes ? ["(the place filters)"] : []) + ["(\(ids.count) row ids)"])
         let statement = try db.cachedStatement(sql: sql)
         statement.setUncheckedArguments(arguments)
-        return try SQLiteCall.withIDSet(ids, boundTo: statement) {
-            try Row.fetchAll(statement).map { row in
-                Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
-                          latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
+        func fetch() throws -> [Candidate] {
+            try SQLiteCall.withIDSet(ids, boundTo: statement) {
+                try Row.fetchAll(statement).map { row in
+                    Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
+                              latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
+                }
             }
         }
+        guard prunes else { return try fetch() }
+        // The place filters' parameter comes just before the id set's, the last.
+        let parameter = sqlite3_bind_parameter_count(statement.sqliteStatement) - 1
+        return try SQLiteCall.withPlacement(of: request, boundTo: statement, parameter: parameter, fetch)
     }
 
     /// Relevance scores of the given rows that match, one query per 500 rows.

@@ -49,6 +49,27 @@ enum SQLiteCall {
         }
     }
 
+    /// Runs `body` with the request's place filters bound to the statement's parameter `parameter` as the
+    /// pointer `searchlight_placed(latitude, longitude, ?)` reads: it asks ``SearchRequest/placement(latitude:longitude:)``
+    /// itself, so SQL keeps exactly what the search keeps. Cleared after, like ``withIDSet(_:boundTo:_:)``.
+    static func withPlacement<T>(of request: SearchRequest, boundTo statement: Statement, parameter: Int32, _ body: () throws -> T) throws -> T {
+        let filters = PlaceFilters(request)
+        return try withExtendedLifetime(filters) {
+            var placement = searchlight_placement(context: Unmanaged.passUnretained(filters).toOpaque()) { context, latitude, longitude, located in
+                guard let context else { return 0 }
+                let request = Unmanaged<PlaceFilters>.fromOpaque(context).takeUnretainedValue().request
+                return request.placement(latitude: located != 0 ? latitude : nil, longitude: located != 0 ? longitude : nil) != nil ? 1 : 0
+            }
+            return try withUnsafePointer(to: &placement) { pointer in
+                let handle = statement.sqliteStatement
+                let status = searchlight_bind_placement(handle, parameter, pointer)
+                guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot bind the place filters") }
+                defer { sqlite3_reset(handle); sqlite3_bind_null(handle, parameter) }
+                return try body()
+            }
+        }
+    }
+
     /// A column's text ("" for NULL).
     static func text(_ handle: OpaquePointer, _ column: Int32) -> String {
         sqlite3_column_text(handle, column).map { String(cString: $0) } ?? ""
@@ -58,4 +79,10 @@ enum SQLiteCall {
     static func optionalDouble(_ handle: OpaquePointer, _ column: Int32) -> Double? {
         sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : sqlite3_column_double(handle, column)
     }
+}
+
+/// A search's place filters, kept alive while a statement calls back into them (`searchlight_placed`).
+private final class PlaceFilters {
+    let request: SearchRequest
+    init(_ request: SearchRequest) { self.request = request }
 }
