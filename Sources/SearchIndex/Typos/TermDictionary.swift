@@ -33,14 +33,24 @@ struct TermDictionary: TermSource {
         guard seeks < seekLimit else { return body(nil) }
         seeks += 1
         let statement = try seek ?? db.cachedStatement(sql: "SELECT term FROM item_terms WHERE term >= ? ORDER BY term LIMIT 1")
-        seek = statement
+        if seek == nil {
+            sqlite3_reset(statement.sqliteStatement)  // in case GRDB last stepped it
+            seek = statement
+        }
         let handle = statement.sqliteStatement
-        sqlite3_reset(handle)  // in case GRDB last stepped it
-        defer { sqlite3_reset(handle) }
-        let bound = SQLiteCall.bindText(handle, 1, bytes: key)
-        guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
-        guard try SQLiteCall.step(handle, db: db), let text = sqlite3_column_text(handle, 0) else { return body(nil) }
-        return body(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0))))
+        return try key.withUnsafeBufferPointer { buffer throws -> Result in
+            // Bound in place (SQLITE_STATIC, no copy): the statement is reset, and the binding cleared, before
+            // the buffer goes.
+            defer {
+                sqlite3_reset(handle)
+                sqlite3_bind_null(handle, 1)
+            }
+            let bound = buffer.isEmpty ? sqlite3_bind_text(handle, 1, "", 0, nil)
+                : buffer.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(handle, 1, $0.baseAddress, Int32($0.count), nil) }
+            guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+            guard try SQLiteCall.step(handle, db: db), let text = sqlite3_column_text(handle, 0) else { return body(nil) }
+            return body(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0))))
+        }
     }
 
     // MARK: Writing
