@@ -28,6 +28,9 @@ struct QueryBenchmark: ParsableCommand {
     @Option(help: "An attribute to facet by.")
     var facet: String?
 
+    @Option(help: "Hits per page.")
+    var limit = 20
+
     @Flag(help: "No typo tolerance.")
     var exact = false
 
@@ -46,6 +49,7 @@ struct QueryBenchmark: ParsableCommand {
         request.filter = filter
         request.facets = facet.map { [$0] } ?? []
         request.typoTolerance = !exact
+        request.limit = limit
         var times: [Double] = []
         var hits = 0
         for _ in 0..<max(1, runs) {
