@@ -97,6 +97,29 @@ struct CombinedSearchTests {
         }
     }
 
+    @Test("ties break by the URI's bytes in every plan, as SQL orders them, even between canonically equivalent URIs")
+    func tiesByBytes() throws {
+        let path = Scratch.folder.appendingPathComponent("bytes-\(UUID().uuidString).searchindex").path
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        // The same text to Swift's `<` up to the key, in two normalizations: é precomposed sorts after
+        // e + U+0301 by bytes, and before it by `<`, which compares `p1` with `p2`.
+        let uris = ["x-coredata://B/Caf\u{E9}/p1", "x-coredata://B/Cafe\u{301}/p2"]
+        try index.apply(IndexBatch(upserts: uris.map {
+            IndexedItem(uri: $0, entity: "Place", displayName: "harbor", latitude: 10, longitude: 10)
+        }, checkpoint: StoreCheckpoint(storeUUID: "B", storePath: "/b", token: 1)))
+        let expected = uris.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        #expect(expected.first == uris[1])
+        let center = try Coordinate(latitude: 10, longitude: 10)
+        for plan in [SearchPlan.textThenPlace, .placeThenText, .intersection, nil] {
+            var words = SearchRequest(query: "harbor", near: center, radius: 1_000, limit: 1)
+            words.forcedPlan = plan
+            #expect(try index.search(words).hits.map(\.uri) == [expected[0]], "\(String(describing: plan))")
+        }
+        #expect(try index.search(SearchRequest(query: "harbor", limit: 1)).hits.map(\.uri) == [expected[0]])
+        #expect(try index.search(SearchRequest(near: center, limit: 1)).hits.map(\.uri) == [expected[0]])
+        #expect(try index.search(SearchRequest(near: center, limit: 2)).hits.map(\.uri) == expected)
+    }
+
     @Test("every plan gives the same page for prefixes, typos, OR, boxes and entity filters (300 random requests)")
     func plansAgreeOnEveryShape() throws {
         let (index, _) = Self.fixture

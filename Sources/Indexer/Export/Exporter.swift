@@ -205,8 +205,10 @@ public final class Exporter {
             try await export(resuming: existing, rebuilding: rebuilding, summary: &summary, events: events)
             // The index's upkeep (the prefixes' answer lists, which an export only registers) runs while a
             // follower is idle; a store without history is never followed, so its export does it now.
+            // Optional, as the follower's is: an error or a cancellation leaves lists stale (searches then
+            // score every match), never fails the export it follows.
             if !store.hasHistory && !summary.stopped {
-                while try index.maintain(budget: 1) {}
+                while !Task.isCancelled, (try? index.maintain(budget: 1)) == true {}
             }
         }
         if store.hasHistory && !summary.stopped,

@@ -220,7 +220,8 @@ struct PostgresSearch {
         let base = request.orderKey
         let sorted = keyed.sorted { a, b in
             if a.key != b.key { return a.key.precedes(b.key, descending: order.descending) }
-            return (base(a.candidate), a.candidate.uri) < (base(b.candidate), b.candidate.uri)
+            let (x, y) = (base(a.candidate), base(b.candidate))
+            return x != y ? x < y : SearchRequest.uriPrecedes(a.candidate.uri, b.candidate.uri)
         }
         guard request.offset < sorted.count else { return [] }
         return sorted[request.offset..<min(sorted.count, needed)].map(\.candidate)

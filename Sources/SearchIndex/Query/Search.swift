@@ -156,13 +156,17 @@ extension SearchRequest {
         effectiveSort == .relevance ? -candidate.score : candidate.distance ?? .infinity
     }
 
+    /// Whether one URI comes before another as SQLite's `ORDER BY uri` puts them (its bytes), which is
+    /// how a page cut in SQL breaks its ties: Swift's `<` compares canonically equivalent text as equal.
+    package static func uriPrecedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+
     /// The requested page of candidates that all carry their URIs: in order, ties by URI.
     package func page(of candidates: [SearchCandidate]) -> [SearchCandidate] {
         // Positions are sorted, not candidates: a candidate moved is three strings retained and released
         // (sorting 30 km of places by moving them took 70% of the search). URIs compare only on ties.
         let keys = candidates.map(orderKey)
         let order = candidates.indices.sorted { a, b in
-            keys[a] != keys[b] ? keys[a] < keys[b] : candidates[a].uri < candidates[b].uri
+            keys[a] != keys[b] ? keys[a] < keys[b] : Self.uriPrecedes(candidates[a].uri, candidates[b].uri)
         }
         let end = offset.addingReportingOverflow(limit).overflow ? order.count : min(order.count, offset + limit)
         guard offset < end else { return [] }
