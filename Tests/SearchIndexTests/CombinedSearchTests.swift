@@ -63,6 +63,10 @@ struct CombinedSearchTests {
                     .map { ($0.uri, SpatialTests.bruteDistance(($0.latitude, $0.longitude), (latitude, longitude))) }
                     .sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(7).map(\.0)
                 #expect(nearest.map(\.uri) == expected, "nearest \(words) \(latitude),\(longitude)")
+                // Each hit carries the score the words alone give it, whether the plan scored every match or the page.
+                let alone = try index.search(SearchRequest(query: words.joined(separator: " "), limit: 10_000)).hits
+                let scores = Dictionary(uniqueKeysWithValues: alone.map { ($0.uri, $0.score) })
+                for hit in nearest { #expect(hit.score == scores[hit.uri], "score of \(hit.uri), nearest \(words) \(String(describing: plan))") }
             }
         }
     }

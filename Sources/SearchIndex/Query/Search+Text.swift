@@ -69,6 +69,37 @@ extension Search {
         return try SQLiteCall.withPlacement(of: request, boundTo: statement, parameter: parameter, fetch)
     }
 
+    /// Every match's place, unscored (URIs and names are read for the page only): what words ordered by
+    /// distance need of a match. Scoring every match of `villa` to keep the nearest 10 took 9.3 ms; reading
+    /// their places and scoring the page takes 4.5 (940k items).
+    mutating func textPlaces(expression: String) throws -> [Candidate] {
+        let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
+        let sql = "SELECT i.id, i.latitude, i.longitude FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?\(filter.sql)"
+        let arguments: StatementArguments = [expression] + filter.arguments
+        record(sql, arguments)
+        let statement = try db.cachedStatement(sql: sql)
+        try statement.setArguments(arguments)
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        var candidates: [Candidate] = []
+        while try SQLiteCall.step(handle, db: db) {
+            candidates.append(Candidate(id: sqlite3_column_int64(handle, 0), uri: "", entity: "", displayName: "",
+                                        latitude: SQLiteCall.optionalDouble(handle, 1), longitude: SQLiteCall.optionalDouble(handle, 2)))
+        }
+        return candidates
+    }
+
+    /// The candidates with their scores (those read unscored), from one FTS5 scan kept to their rows.
+    mutating func scored(_ candidates: [Candidate], expression: String) throws -> [Candidate] {
+        let scores = Dictionary(try textMatches(expression: expression, within: candidates.map(\.id).sorted()).map { ($0.id, $0.score) },
+                                uniquingKeysWith: { first, _ in first })
+        return candidates.map { candidate in
+            var scored = candidate
+            scored.score = scores[candidate.id] ?? 0
+            return scored
+        }
+    }
+
     /// Relevance scores of the given rows that match, one query per 500 rows.
     mutating func textScores(expression: String, ids: [Int64]) throws -> [Int64: Double] {
         var scores: [Int64: Double] = [:]

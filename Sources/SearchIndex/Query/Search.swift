@@ -14,6 +14,8 @@ struct Search {
     /// Every statement run, with its arguments — kept only for `explain`.
     private(set) var statements: [(sql: String, arguments: StatementArguments)] = []
     private let recordsStatements: Bool
+    /// Set by a plan that read its candidates unscored (words ordered by distance): the page is scored after.
+    private var scoresPending = false
 
     init(db: Database, request: SearchRequest, parsed: ParsedQuery?, predicate: FilterPredicate? = nil, recordsStatements: Bool = false) {
         self.db = db
@@ -65,6 +67,7 @@ struct Search {
             // The text plan already ordered and paged in SQL.
             candidates = try ordered(candidates)
         }
+        if scoresPending, let parsed { candidates = try scored(candidates, expression: parsed.expression) }
         // Only scores from searchlight_rank carry penalties (a filter plan's score is the item's raw rank).
         let ranked = parsed != nil && plan != .filter && plan != .nearest
         var hits = candidates.map { $0.hit(ranked: ranked) }
@@ -105,6 +108,11 @@ struct Search {
         }
         switch plan {
         case .textThenPlace:
+            if request.effectiveSort == .distance && request.sortAttribute == nil {
+                // Ordered by distance, only the page needs its scores: every match's place is read unscored.
+                scoresPending = true
+                return (try textPlaces(expression: parsed.expression).compactMap(refine), .textThenPlace)
+            }
             let matches = try textMatches(expression: parsed.expression, pagedInSQL: false)
             return (matches.compactMap(refine), .textThenPlace)
         case .placeThenText:
