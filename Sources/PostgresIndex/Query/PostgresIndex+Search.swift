@@ -221,7 +221,7 @@ struct PostgresSearch {
         let sorted = keyed.sorted { a, b in
             if a.key != b.key { return a.key.precedes(b.key, descending: order.descending) }
             let (x, y) = (base(a.candidate), base(b.candidate))
-            return x != y ? x < y : SearchRequest.uriPrecedes(a.candidate.uri, b.candidate.uri)
+            return x != y ? x < y : BinaryCollation.precedes(a.candidate.uri, b.candidate.uri)
         }
         guard request.offset < sorted.count else { return [] }
         return sorted[request.offset..<min(sorted.count, needed)].map(\.candidate)

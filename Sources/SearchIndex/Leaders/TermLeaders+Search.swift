@@ -46,7 +46,7 @@ extension TermLeaders {
                                               longitude: SQLiteCall.optionalDouble(handle, 6), score: score))
         }
         // The ranking query's order: score, then URI as SQLite compares text (its bytes).
-        candidates.sort { $0.score != $1.score ? $0.score > $1.score : $0.uri.utf8.lexicographicallyPrecedes($1.uri.utf8) }
+        candidates.sort { $0.score != $1.score ? $0.score > $1.score : BinaryCollation.precedes($0.uri, $1.uri) }
         if let threshold {
             guard candidates.count >= needed.partialValue else { return nil }
             let bound = self.bound(threshold: threshold, documents: documents, rowsThen: rowsThen, rows: statistics.rows,
@@ -58,7 +58,7 @@ extension TermLeaders {
             // its rank would have made the list stale), rows tied with it left off come after it by URI, and
             // the page's last row comes before it. Equal scores are the same computation on the same inputs.
             let tied = threshold >= SEARCHLIGHT_WHOLE_VALUE_SCORE && last.score == threshold
-                && boundary.map { last.uri.utf8.lexicographicallyPrecedes($0.utf8) } == true
+                && boundary.map { BinaryCollation.precedes(last.uri, $0) } == true
                 && above(partialBound(documents: documents, rows: statistics.rows, listedAverages: listedAverages, averages: statistics.averages))
             guard above(bound) || tied else { return nil }
         }

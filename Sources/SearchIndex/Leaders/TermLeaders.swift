@@ -272,10 +272,9 @@ enum TermLeaders {
         defer { sqlite3_reset(handle) }
         // In the ranking query's order: score, then URI as SQLite compares text (its bytes). Rows tied with
         // the one left off first are kept by URI, as the query keeps them, so that ties can be told apart.
-        var best: [(id: Int64, score: Double, uri: String, instances: Data?)] = []
-        func rankingOrder(_ a: (id: Int64, score: Double, uri: String, instances: Data?), _ b: (id: Int64, score: Double, uri: String, instances: Data?)) -> Bool {
-            a.score != b.score ? a.score > b.score : a.uri.utf8.lexicographicallyPrecedes(b.uri.utf8)
-        }
+        typealias Scored = (id: Int64, score: Double, uri: String, instances: Data?)
+        var best: [Scored] = []
+        func rankingOrder(_ a: Scored, _ b: Scored) -> Bool { a.score != b.score ? a.score > b.score : BinaryCollation.precedes(a.uri, b.uri) }
         best.reserveCapacity(4 * listedRows)
         var floor = -Double.infinity
         // The term's rows as the ranking's IDF counts them (FTS5's, not those joined to an item).

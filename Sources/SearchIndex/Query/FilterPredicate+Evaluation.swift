@@ -50,7 +50,7 @@ extension FilterPredicate {
                     return from.timeIntervalSinceReferenceDate <= seconds && seconds <= to.timeIntervalSinceReferenceDate
                 }
                 guard let text else { return false }
-                return !Self.bytes(text, precede: fold(low)) && !Self.bytes(fold(high), precede: text)
+                return !BinaryCollation.precedes(text, fold(low)) && !BinaryCollation.precedes(fold(high), text)
             default:
                 return false
             }
@@ -79,7 +79,7 @@ extension FilterPredicate {
                 }
                 guard let text else { return false }
                 let literal = fold(raw)
-                let order: Int = Self.bytes(text, precede: literal) ? -1 : Self.bytes(literal, precede: text) ? 1 : 0
+                let order: Int = BinaryCollation.precedes(text, literal) ? -1 : BinaryCollation.precedes(literal, text) ? 1 : 0
                 return compare(order, 0, comparison)
             default:
                 return false
@@ -97,11 +97,6 @@ extension FilterPredicate {
         case .greaterOrEqual: value >= literal
         default: false
         }
-    }
-
-    /// SQLite's BINARY order: UTF-8 bytes, a prefix first.
-    private static func bytes(_ a: String, precede b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 
     /// Whether `needle`'s UTF-8 bytes occur in `text`'s (as `instr` looks).

@@ -3,7 +3,8 @@ import GRDB
 
 extension FilterPredicate {
     /// The predicate as an SQL condition on the items table (aliased `i`), with its arguments: each
-    /// comparison a set of item ids read from the attribute rows through the `(name, value)` indexes.
+    /// comparison a set of item ids read from the attribute rows through the `(name, value)` indexes, or,
+    /// `correlated`, a probe of the item whose id the column `itemID` holds.
     func sql(correlated: Bool = false, itemID: String = "i.id") -> (sql: String, arguments: StatementArguments) {
         switch self {
         case .constant(let value):

@@ -205,7 +205,7 @@ extension FilterSortKey {
             return
         }
         let texts = values.compactMap(\.textColumn)
-        let text = descending ? texts.max { $0.utf8.lexicographicallyPrecedes($1.utf8) } : texts.min { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let text = descending ? texts.max(by: BinaryCollation.precedes) : texts.min(by: BinaryCollation.precedes)
         self = text.map(FilterSortKey.text) ?? .missing
     }
 }

@@ -39,6 +39,10 @@ extension Search {
         return candidates
     }
 
+    /// Whether places alone are read with their names and URIs: when the page is most of what is read
+    /// (over 1,000 hits); unpaged (a count, facets), only ids are needed.
+    var readsDetailsWithPlaces: Bool { needed > 1_000 && needed != Int.max }
+
     /// The R-tree boxes of the region the request allows: the circle of `radius` intersected with the box.
     func regionBoxes(radius: Double?) -> [GeoMath.Box] {
         var circle: [GeoMath.Box]? = nil
@@ -110,7 +114,7 @@ extension Search {
             if corners.allSatisfy({ GeoMath.distance(center.latitude, center.longitude, $0.0, $0.1) <= radius }) {
                 radius = limit
             } else if case .none = textFilter {
-                let rows = try rowsInBoxes(regionBoxes(radius: nil), details: needed > 1_000 && needed != Int.max, limit: cap + 1)
+                let rows = try rowsInBoxes(regionBoxes(radius: nil), details: readsDetailsWithPlaces, limit: cap + 1)
                 if rows.count <= cap { return rows.compactMap(refine) }
             } else if try countInRegion(cap: cap + 1, radius: nil) <= cap {
                 radius = limit
@@ -120,8 +124,7 @@ extension Search {
             var hits: [Candidate]
             switch textFilter {
             case .none:
-                // Unpaged (a count, facets), only ids are needed.
-                hits = try rowsInBoxes(regionBoxes(radius: radius), details: needed > 1_000 && needed != Int.max).compactMap(refine)
+                hits = try rowsInBoxes(regionBoxes(radius: radius), details: readsDetailsWithPlaces).compactMap(refine)
             case .probe(let expression):
                 hits = try rowsInBoxes(regionBoxes(radius: radius)).compactMap(refine)
                 let scores = try textScores(expression: expression, ids: hits.map(\.id))

@@ -26,9 +26,8 @@ extension Search {
         let scan = Double(textEstimate) * (hasPrefix ? 0.1 : 0.03)
         let probe = hasPrefix ? Double.infinity : 20 * phrases
         // Ordered by distance, text-then-place reads every match's place and scores the page only (≈ 0.4 a match).
-        let scoresEveryMatch = !(request.effectiveSort == .distance && request.sortAttribute == nil)
         let costs: [(SearchPlan, Double)] = [
-            (.textThenPlace, (scoresEveryMatch ? 1.8 : 0.4) * Double(textEstimate)),
+            (.textThenPlace, (scoresPageOnly ? 0.4 : 1.8) * Double(textEstimate)),
             (.placeThenText, (0.3 + probe) * Double(placeCount)),
             (.intersection, (bounded ? 1 : 4) * scan + 0.3 * Double(placeCount) + 1.8 * overlap),
         ]

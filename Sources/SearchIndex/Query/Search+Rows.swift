@@ -90,10 +90,7 @@ extension Search {
         var low = request.offset, high = end - 1
         while low > 0 && keys[sorted[low - 1]] == keys[sorted[request.offset]] { low -= 1 }
         while high + 1 < sorted.count && keys[sorted[high + 1]] == keys[sorted[end - 1]] { high += 1 }
-        let key = request.orderKey
-        let window = try withDetails(sorted[low...high].map { candidates[$0] }).sorted { a, b in
-            key(a) != key(b) ? key(a) < key(b) : SearchRequest.uriPrecedes(a.uri, b.uri)
-        }
-        return Array(window[(request.offset - low)..<(end - low)])
+        let window = try withDetails(sorted[low...high].map { candidates[$0] })
+        return request.order(of: window)[(request.offset - low)..<(end - low)].map { window[$0] }
     }
 }

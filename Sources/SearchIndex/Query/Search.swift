@@ -14,8 +14,6 @@ struct Search {
     /// Every statement run, with its arguments — kept only for `explain`.
     private(set) var statements: [(sql: String, arguments: StatementArguments)] = []
     private let recordsStatements: Bool
-    /// Set by a plan that read its candidates unscored (words ordered by distance): the page is scored after.
-    private var scoresPending = false
 
     init(db: Database, request: SearchRequest, parsed: ParsedQuery?, predicate: FilterPredicate? = nil, recordsStatements: Bool = false) {
         self.db = db
@@ -32,6 +30,10 @@ struct Search {
 
     /// The ranking function's phrase plan for the query (its typo expansions' edits).
     var phrasePlan: String { parsed?.phrasePlan ?? "" }
+
+    /// Whether matches are ordered by distance: text-then-place then reads every match's place unscored,
+    /// and only the page is scored (``run()``).
+    var scoresPageOnly: Bool { request.effectiveSort == .distance && request.sortAttribute == nil }
 
     var needed: Int { request.offset.addingReportingOverflow(request.limit).overflow ? Int.max : request.offset + request.limit }
     var center: Coordinate? { request.near ?? request.boundingBox?.center }
@@ -67,7 +69,7 @@ struct Search {
             // The text plan already ordered and paged in SQL.
             candidates = try ordered(candidates)
         }
-        if scoresPending, let parsed { candidates = try scored(candidates, expression: parsed.expression) }
+        if plan == .textThenPlace, scoresPageOnly, let parsed { candidates = try scored(candidates, expression: parsed.expression) }
         // Only scores from searchlight_rank carry penalties (a filter plan's score is the item's raw rank).
         let ranked = parsed != nil && plan != .filter && plan != .nearest
         var hits = candidates.map { $0.hit(ranked: ranked) }
@@ -108,9 +110,7 @@ struct Search {
         }
         switch plan {
         case .textThenPlace:
-            if request.effectiveSort == .distance && request.sortAttribute == nil {
-                // Ordered by distance, only the page needs its scores: every match's place is read unscored.
-                scoresPending = true
+            if scoresPageOnly {
                 return (try textPlaces(expression: parsed.expression).compactMap(refine), .textThenPlace)
             }
             let matches = try textMatches(expression: parsed.expression, pagedInSQL: false)
@@ -164,18 +164,19 @@ extension SearchRequest {
         effectiveSort == .relevance ? -candidate.score : candidate.distance ?? .infinity
     }
 
-    /// Whether one URI comes before another as SQLite's `ORDER BY uri` puts them (its bytes), which is
-    /// how a page cut in SQL breaks its ties: Swift's `<` compares canonically equivalent text as equal.
-    package static func uriPrecedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+    /// The positions of candidates that all carry their URIs, in order, ties by URI as SQL breaks them.
+    /// Positions are sorted, not candidates: a candidate moved is three strings retained and released
+    /// (sorting 30 km of places by moving them took 70% of the search). URIs compare only on ties.
+    package func order(of candidates: [SearchCandidate]) -> [Int] {
+        let keys = candidates.map(orderKey)
+        return candidates.indices.sorted { a, b in
+            keys[a] != keys[b] ? keys[a] < keys[b] : BinaryCollation.precedes(candidates[a].uri, candidates[b].uri)
+        }
+    }
 
     /// The requested page of candidates that all carry their URIs: in order, ties by URI.
     package func page(of candidates: [SearchCandidate]) -> [SearchCandidate] {
-        // Positions are sorted, not candidates: a candidate moved is three strings retained and released
-        // (sorting 30 km of places by moving them took 70% of the search). URIs compare only on ties.
-        let keys = candidates.map(orderKey)
-        let order = candidates.indices.sorted { a, b in
-            keys[a] != keys[b] ? keys[a] < keys[b] : Self.uriPrecedes(candidates[a].uri, candidates[b].uri)
-        }
+        let order = order(of: candidates)
         let end = offset.addingReportingOverflow(limit).overflow ? order.count : min(order.count, offset + limit)
         guard offset < end else { return [] }
         return order[offset..<end].map { candidates[$0] }

@@ -40,11 +40,8 @@ enum SQLiteCall {
         try ids.withUnsafeBufferPointer { buffer in
             var set = searchlight_id_set(ids: buffer.baseAddress, count: buffer.count)
             return try withUnsafePointer(to: &set) { pointer in
-                let handle = statement.sqliteStatement, parameter = sqlite3_bind_parameter_count(handle)
-                let status = searchlight_bind_id_set(handle, parameter, pointer)
-                guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot bind the row ids") }
-                defer { sqlite3_reset(handle); sqlite3_bind_null(handle, parameter) }
-                return try body()
+                try withBinding(statement, parameter: sqlite3_bind_parameter_count(statement.sqliteStatement), of: "the row ids",
+                                bind: { searchlight_bind_id_set($0, $1, pointer) }, body)
             }
         }
     }
@@ -61,13 +58,23 @@ enum SQLiteCall {
                 return request.placement(latitude: located != 0 ? latitude : nil, longitude: located != 0 ? longitude : nil) != nil ? 1 : 0
             }
             return try withUnsafePointer(to: &placement) { pointer in
-                let handle = statement.sqliteStatement
-                let status = searchlight_bind_placement(handle, parameter, pointer)
-                guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot bind the place filters") }
-                defer { sqlite3_reset(handle); sqlite3_bind_null(handle, parameter) }
-                return try body()
+                try withBinding(statement, parameter: parameter, of: "the place filters", bind: { searchlight_bind_placement($0, $1, pointer) }, body)
             }
         }
+    }
+
+    /// Runs `body` with a pointer bound to a parameter (`bind`), then resets the statement and clears the
+    /// binding: a cached statement keeps its bindings past a reset, and the pointer lives only in the caller.
+    private static func withBinding<T>(_ statement: Statement, parameter: Int32, of what: String,
+                                       bind: (OpaquePointer, Int32) -> Int32, _ body: () throws -> T) throws -> T {
+        let handle = statement.sqliteStatement
+        let status = bind(handle, parameter)
+        guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot bind \(what)") }
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_bind_null(handle, parameter)
+        }
+        return try body()
     }
 
     /// A column's text ("" for NULL).

@@ -45,7 +45,7 @@ package struct TypoExpander<Terms: TermSource> {
             .sorted { a, b in
                 (a.edits, a.term.utf8.count) != (b.edits, b.term.utf8.count)
                     ? (a.edits, a.term.utf8.count) < (b.edits, b.term.utf8.count)
-                    : a.term.utf8.lexicographicallyPrecedes(b.term.utf8)
+                    : BinaryCollation.precedes(a.term, b.term)
             }
             .prefix(limit).map { $0 }
     }
