@@ -68,7 +68,17 @@ enum PredicateTarget {
                 fatalError("SQLite refuses the compiled predicate of \(text.debugDescription): \(sql): \(error)")
             }
         }
-        if counts[0] != counts[1] { fatalError("the two forms of \(text.debugDescription) disagree: \(counts)") }
+        // The probe reading the item's id from the driving table's own column (FTS5's rowid, the R-tree's id),
+        // through every NOT, AND, OR and `!=` of the predicate.
+        let probe = predicate.sql(correlated: true, itemID: "driving.item")
+        do {
+            counts.append(try database.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT id AS item FROM items) driving WHERE \(probe.sql)", arguments: probe.arguments)
+            } ?? -1)
+        } catch {
+            fatalError("SQLite refuses the probe of \(text.debugDescription) on another table: \(probe.sql): \(error)")
+        }
+        if Set(counts).count != 1 { fatalError("the three forms of \(text.debugDescription) disagree: \(counts)") }
         // The filter decided in Swift (the PostgreSQL backend's check) keeps exactly the items SQLite keeps.
         let (sql, arguments) = predicate.sql(correlated: false)
         let kept: [Int64]
