@@ -61,7 +61,8 @@ struct Searchctl: ParsableCommand {
             Foundation.exit(ExitStatus.usage.rawValue)
         }
         if let repeated = repeatedOption(in: CommandLine.arguments.dropFirst()) {
-            printError("\(repeated) was given more than once; give it once (one command reads one store and one index)")
+            let why = ["--store", "--index"].contains(repeated) ? "one command reads one store and one index" : "a second value would silently replace the first"
+            printError("\(repeated) was given more than once; give it once (\(why))")
             Foundation.exit(ExitStatus.usage.rawValue)
         }
         do {

@@ -93,6 +93,11 @@ struct CommandLineTruthTests {
         // Bytes that are not UTF-8 reach the program only through a shell: refused, not repaired into another query.
         let raw = try CLI.runProgram("/bin/sh", ["-c", #"exec "$0" search "$(printf 'syd\377')" --store "$1""#, CLI.executable.path, store])
         #expect(raw.status == 64 && raw.stderr.contains("argument 2 is not valid UTF-8") && raw.stdout.isEmpty, "\(raw.stderr)")
+        // An option given twice says why it must be once, in its own terms.
+        let twice = try CLI.run(["search", "sydney", "--limit", "3", "--store", store, "--limit", "4"])
+        #expect(twice.status == 64 && twice.stderr.contains("--limit was given more than once; give it once (a second value would silently replace the first)"),
+                "\(twice.stderr)")
+        #expect(try CLI.run(["search", "sydney", "--store", store, "--store", store]).stderr.contains("one command reads one store and one index"))
     }
 
     @Test("output that cannot be written is exit 74 and one line, whatever the command", arguments: [
