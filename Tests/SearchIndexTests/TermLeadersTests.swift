@@ -317,6 +317,8 @@ struct TermLeadersTests {
             try db.execute(sql: "UPDATE term_leaders SET instances = x'000000000700000001000000' WHERE term = 'san'")
             try db.execute(sql: "UPDATE leader_terms SET name_average = 1e999 WHERE term = 'york'")
             try db.execute(sql: "UPDATE leader_terms SET threshold = -1e999 WHERE term = 'port'")
+            // A boundary that is not text proves no tie (the list may still answer above its threshold).
+            try db.execute(sql: "UPDATE leader_terms SET boundary_uri = x'ff00' WHERE term IN ('jose', 'juan')")
         }
         for word in ["city", "san", "york", "port"] {
             var request = SearchRequest(query: word, limit: 10)

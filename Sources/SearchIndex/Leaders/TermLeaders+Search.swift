@@ -24,7 +24,8 @@ extension TermLeaders {
             """), arguments: [key]) else { return nil }
         let documents = Int(try list.integer(0)), rowsThen = try list.integer(1)
         let listedAverages = [try list.number(2), try list.number(3)], threshold = try list.optionalNumber(4)
-        let boundary = try list.optionalText(5)
+        // A boundary that is not text proves no tie: the list then answers only above its threshold.
+        let boundary = (try? list.optionalText(5)) ?? nil
         // A damaged row (an infinite or NaN threshold or average) proves nothing.
         guard documents > 0, rowsThen > 0, (listedAverages + [threshold ?? 0]).allSatisfy({ $0.isFinite && $0 >= 0 }),
               let statistics = try statistics(db), statistics.averages.count == 4 else { return nil }
