@@ -25,6 +25,9 @@ struct searchlight_scorer {
     // fewest edits a row matched per group. Without a plan every phrase is exact.
     int *phraseGroup, *phraseEdits, *groupEdits;
     int groupCount;
+    // The fewest edits any row matching every group has: what top-k pruning's bound subtracts, so that a
+    // query of typo expansions alone (a tier of them, see the typo search) prunes as an exact one does.
+    int minimumEdits;
     int wholeValues;  // whether whole-value matches can be told (every phrase in a group)
     // Scratch space reused row after row (one query, one thread): value starts, covered positions and
     // per-phrase frequencies of the column being scored.
@@ -47,6 +50,10 @@ void searchlight_scorer_free(searchlight_scorer *scorer) {
 }
 
 static int read_plan(searchlight_scorer *scorer, const char *plan);
+// A phrase that only steers which rows FTS5 visits ("x" in a plan: `(a OR b) AND (a OR b OR c)` visits the
+// rows of a and b, and scores them by all three): it never counts in a score.
+enum { STEERING_PHRASE = -2 };
+static void plan_documents(const char *plan, int phrases, double *known);
 static int reserve(void **buffer, int *capacity, int count, size_t element);
 
 double searchlight_idf(double documents, long long rows) {
@@ -80,7 +87,7 @@ searchlight_scorer *searchlight_scorer_create(int phraseCount, const int *phrase
     for (int phrase = 0; phrase < phraseCount; phrase++) {
         scorer->phraseSize[phrase] = phraseSizes[phrase];
         scorer->idf[phrase] = searchlight_idf(documentFrequencies[phrase], rows);
-        scorer->idfSum += scorer->idf[phrase];
+        if (scorer->phraseGroup[phrase] != STEERING_PHRASE) scorer->idfSum += scorer->idf[phrase];
     }
     return scorer;
 }
@@ -134,11 +141,13 @@ static RankData *rank_data(const Fts5ExtensionApi *api, Fts5Context *context, co
     int *sizes = calloc((size_t)phrases + 1, sizeof(int));
     double *frequencies = calloc((size_t)phrases + 1, sizeof(double));
     if (!sizes || !frequencies) { free(sizes); free(frequencies); *rc = SQLITE_NOMEM; return NULL; }
+    plan_documents(plan, phrases, frequencies);
     for (int phrase = 0; phrase < phrases && *rc == SQLITE_OK; phrase++) {
+        sizes[phrase] = api->xPhraseSize(context, phrase);
+        if (frequencies[phrase] >= 0) continue;
         sqlite3_int64 hits = 0;
         *rc = api->xQueryPhrase(context, phrase, &hits, count_row);
         frequencies[phrase] = (double)hits;
-        sizes[phrase] = api->xPhraseSize(context, phrase);
     }
     searchlight_scorer *scorer = *rc == SQLITE_OK ? searchlight_scorer_create(phrases, sizes, frequencies, rows, averages, plan) : NULL;
     double firstFrequency = phrases > 0 ? frequencies[0] : 0;
@@ -196,8 +205,19 @@ static void each_phrase_a_group(searchlight_scorer *data) {
     }
 }
 
-// Reads the phrase plan: "group:edits" per phrase in FTS5's order, "-" for an excluded phrase. A plan
-// that does not describe every phrase is ignored (every phrase then counts as exact).
+// Steps over a phrase's "@documents" in a plan, if it has one; 0 when it is not a plain count.
+static int skip_documents(const char **cursor) {
+    if (**cursor != '@') return 1;
+    const char *digits = *cursor + 1;
+    if (*digits < '0' || *digits > '9') return 0;
+    while (*digits >= '0' && *digits <= '9') digits++;
+    *cursor = digits;
+    return 1;
+}
+
+// Reads the phrase plan: "group:edits" per phrase in FTS5's order, "-" for an excluded phrase, "x" for a
+// steering one, each followed by "@documents" or not (see plan_documents). A plan that does not describe
+// every phrase is ignored (every phrase then counts as exact).
 static int read_plan(searchlight_scorer *data, const char *plan) {
     int phrases = data->phraseCount;
     data->phraseGroup = calloc((size_t)phrases * 2 + 65, sizeof(int));
@@ -210,22 +230,60 @@ static int read_plan(searchlight_scorer *data, const char *plan) {
     const char *cursor = plan;
     for (int phrase = 0; phrase < phrases; phrase++) {
         while (*cursor == ' ') cursor++;
-        if (*cursor == '-') { data->phraseGroup[phrase] = -1; cursor++; continue; }
         char *end = NULL;
+        if (*cursor == '-' || *cursor == 'x') {
+            data->phraseGroup[phrase] = *cursor == '-' ? -1 : STEERING_PHRASE;
+            cursor++;
+            if (!skip_documents(&cursor)) { each_phrase_a_group(data); return SQLITE_OK; }
+            continue;
+        }
         long group = strtol(cursor, &end, 10);
         if (end == cursor || *end != ':' || group < 0 || group >= 64) { each_phrase_a_group(data); return SQLITE_OK; }
         cursor = end + 1;
         long edits = strtol(cursor, &end, 10);
         if (end == cursor || edits < 0 || edits > 16) { each_phrase_a_group(data); return SQLITE_OK; }
         cursor = end;
+        // A document count the caller knows ("@408720", see plan_documents) is the scorer's input, not the plan's.
+        if (!skip_documents(&cursor)) { each_phrase_a_group(data); return SQLITE_OK; }
         data->phraseGroup[phrase] = (int)group;
         data->phraseEdits[phrase] = (int)edits;
         if (group + 1 > data->groupCount) data->groupCount = (int)group + 1;
     }
     // A plan longer than the query's phrases numbers them otherwise: not to be trusted.
     while (*cursor == ' ') cursor++;
-    if (*cursor) each_phrase_a_group(data);
+    if (*cursor) { each_phrase_a_group(data); return SQLITE_OK; }
+    // Each group's fewest edits, summed (a group no phrase names counts none).
+    int fewest[64];
+    for (int group = 0; group < data->groupCount; group++) fewest[group] = -1;
+    for (int phrase = 0; phrase < phrases; phrase++) {
+        int group = data->phraseGroup[phrase], edits = data->phraseEdits[phrase];
+        if (group >= 0 && (fewest[group] < 0 || edits < fewest[group])) fewest[group] = edits;
+    }
+    for (int group = 0; group < data->groupCount; group++) if (fewest[group] > 0) data->minimumEdits += fewest[group];
     return SQLITE_OK;
+}
+
+// The document counts a phrase plan gives ("0:1@408720": the caller knows the phrase's rows, from a term
+// leader list), into known[phrase]; -1 where it gives none or is unreadable. Counting a phrase walks its
+// whole doclist (xQueryPhrase): 408,720 rows for `europe`, for each statement that scores a few rows.
+static void plan_documents(const char *plan, int phrases, double *known) {
+    for (int phrase = 0; phrase < phrases; phrase++) known[phrase] = -1;
+    if (!plan) return;
+    const char *cursor = plan;
+    for (int phrase = 0; phrase < phrases && *cursor; phrase++) {
+        while (*cursor == ' ') cursor++;
+        const char *end = cursor;
+        while (*end && *end != ' ') end++;
+        for (const char *at = cursor; at < end; at++) {
+            if (*at != '@') continue;
+            const char *digits = at + 1;
+            double documents = 0;
+            while (digits < end && *digits >= '0' && *digits <= '9') documents = documents * 10 + (*digits++ - '0');
+            if (digits == end && digits > at + 1 && documents <= 1e15) known[phrase] = documents;
+            break;
+        }
+        cursor = end;
+    }
 }
 
 // The typos of a row: per group of alternatives, the fewest edits among the phrases it matched (kept in
@@ -337,7 +395,7 @@ static int value_of(const int *starts, int count, int position) {
 static double searchlight_scorer_bound(const searchlight_scorer *scorer, double rank) {
     double importance = log10(1 + (rank > 0 && isfinite(rank) ? rank : 0));
     double whole = SEARCHLIGHT_WHOLE_VALUE_SCORE + 1.0 + importance, partial = scorer->idfSum * searchlight_partial_ceiling(rank);
-    return whole > partial ? whole : partial;
+    return (whole > partial ? whole : partial) - SEARCHLIGHT_TYPO_PENALTY * scorer->minimumEdits;
 }
 
 // A row whose one value (its name, one alternate name, one tag) is entirely what was typed — every token
@@ -387,7 +445,8 @@ int searchlight_scorer_score(searchlight_scorer *data, const searchlight_instanc
             if (i < instanceCount) {
                 phrase = instances[i].phrase;
                 offset = instances[i].offset;
-                if (instances[i].column != column || offset < 0 || offset >= size || phrase < 0 || phrase >= data->phraseCount) continue;
+                if (instances[i].column != column || offset < 0 || offset >= size || phrase < 0 || phrase >= data->phraseCount
+                    || data->phraseGroup[phrase] == STEERING_PHRASE) continue;
                 value = value_of(starts, count, offset);
             }
             if (i == instanceCount || value != current) {
@@ -449,7 +508,8 @@ static int rank_row(const Fts5ExtensionApi *api, Fts5Context *context, int argum
     // cannot reach the k-th best seen so far is not scored, and gets that bound (itself below the k-th
     // best, so it never enters the page). The bound: a whole-value match scores at most 1000 + 1 + importance
     // (the heaviest column's weight is 1), a partial one at most the sum of the phrases' IDFs times k1 + 1,
-    // times 1 + 0.05·importance; typos only subtract. A row is pruned only when its bound is below a
+    // times 1 + 0.05·importance; typos only subtract, each group's fewest edits at least (a row matches every
+    // group, by one of its phrases at least). A row is pruned only when its bound is below a
     // score already computed for another row, so the k best rows come out exactly as without pruning.
     int keep = argumentCount > KEEP_ARGUMENT ? sqlite3_value_int(arguments[KEEP_ARGUMENT]) : 0;
     if (keep < 0 || keep > MAXIMUM_KEPT) keep = 0;

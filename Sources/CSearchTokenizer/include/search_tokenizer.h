@@ -140,7 +140,10 @@ typedef struct searchlight_scorer searchlight_scorer;
 
 /// A scorer for a query of `phraseCount` phrases: each phrase's size in tokens and the rows holding it
 /// (its document frequency), the rows in all, each column's average length in tokens, and the phrase
-/// plan (`group:edits` per phrase, `-` for an excluded one; NULL: every phrase exact, its own group).
+/// plan (`group:edits` per phrase, `-` for an excluded one, `x` for one that only steers which rows FTS5
+/// visits and never counts; NULL: every phrase exact, its own group). A
+/// phrase's entry may end in `@documents` (`0:1@408720`): searchlight_rank then takes that count instead of
+/// counting the phrase's rows; the scorer reads its counts from `documentFrequencies` only.
 /// NULL when memory runs out.
 searchlight_scorer *searchlight_scorer_create(int phraseCount, const int *phraseSizes, const double *documentFrequencies,
                                               long long rows, const double *averages, const char *plan);

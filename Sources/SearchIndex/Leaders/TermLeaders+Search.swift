@@ -13,12 +13,59 @@ extension TermLeaders {
         FROM term_leaders l JOIN items i ON i.id = l.id WHERE l.term = ?
         """
 
+    /// A leader list read and scored now: its rows best first, and what proves a row left off comes after a
+    /// given one.
+    struct Listing {
+        /// The listed rows, scored with the index's statistics now, in the ranking query's order.
+        var rows: [SearchCandidate]
+        /// The best score a row left off can have now; nil when every row holding the term is listed.
+        var bound: Double?
+        /// A whole-value threshold (the first row left off then, whose score has not moved since) and that
+        /// row's URI: rows tied with it come after it by URI.
+        var wholeValueThreshold: Double?, boundaryURI: String?
+        /// The best score any partial match of the term can have now.
+        var partialBound: Double
+        /// The rows holding the term (exact while the list is not stale).
+        var documents: Int
+
+        /// Whether every row left off the list comes after a row scoring `score` (with `penalty` subtracted
+        /// from what the list scores: a typo tier's edits) whose URI is `uri`, in the ranking query's order.
+        func leavesOffAfter(score: Double, uri: String, penalty: Double = 0) -> Bool {
+            guard let bound else { return true }
+            // A margin for rounding: the bound and the scores are computed in different orders, and the
+            // penalty moves a score to where a double holds fewer of its digits.
+            func above(_ bound: Double) -> Bool {
+                score + penalty > bound + 1e-9 * Swift.max(1, abs(bound)) + 4 * penalty.ulp
+            }
+            // Or a tie with the first row left off, a whole-value match: its score has not moved (a change of
+            // its rank would have made the list stale), rows tied with it left off come after it by URI, and
+            // the row given comes before it. Equal scores are the same computation on the same inputs.
+            let tied = wholeValueThreshold.map { score == $0 - penalty } == true
+                && boundaryURI.map { BinaryCollation.precedes(uri, $0) } == true
+                && above(partialBound)
+            return above(bound) || tied
+        }
+    }
+
     /// The page `offset..<offset + limit` of a search for one term or prefix alone (its key), scored from
     /// its leader list; nil when the list cannot prove it is the page full scoring gives (no list, a stale
     /// one, a page deeper than it, or a row left off that could reach the page).
     static func page(key: String, plan: String, offset: Int, limit: Int, db: Database) throws -> [SearchCandidate]? {
         let needed = offset.addingReportingOverflow(limit)
-        guard limit > 0, !needed.overflow, needed.partialValue <= listedRows else { return nil }
+        guard limit > 0, !needed.overflow, needed.partialValue <= listedRows, let list = try listing(key: key, plan: plan, db: db) else { return nil }
+        let candidates = list.rows
+        if list.bound != nil {
+            guard candidates.count >= needed.partialValue else { return nil }
+            let last = candidates[needed.partialValue - 1]
+            guard list.leavesOffAfter(score: last.score, uri: last.uri) else { return nil }
+        }
+        guard offset < candidates.count else { return [] }
+        return Array(candidates[offset..<Swift.min(candidates.count, needed.partialValue)])
+    }
+
+    /// The leader list of a term or prefix (its key), its rows scored now for it alone with `plan`; nil
+    /// when there is none, it is stale, or damaged.
+    static func listing(key: String, plan: String, db: Database) throws -> Listing? {
         guard let list = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT documents, rows, name_average, title_average, threshold, boundary_uri FROM leader_terms WHERE term = ? AND stale = 0
             """), arguments: [key]) else { return nil }
@@ -48,23 +95,12 @@ extension TermLeaders {
         }
         // The ranking query's order: score, then URI as SQLite compares text (its bytes).
         candidates.sort { $0.score != $1.score ? $0.score > $1.score : BinaryCollation.precedes($0.uri, $1.uri) }
-        if let threshold {
-            guard candidates.count >= needed.partialValue else { return nil }
-            let bound = self.bound(threshold: threshold, documents: documents, rowsThen: rowsThen, rows: statistics.rows,
-                                   listedAverages: listedAverages, averages: statistics.averages)
-            let last = candidates[needed.partialValue - 1]
-            // A margin for rounding: the bound and the scores are computed in different orders.
-            func above(_ bound: Double) -> Bool { last.score > bound + 1e-9 * Swift.max(1, abs(bound)) }
-            // Or a tie with the first row left off, a whole-value match: its score has not moved (a change of
-            // its rank would have made the list stale), rows tied with it left off come after it by URI, and
-            // the page's last row comes before it. Equal scores are the same computation on the same inputs.
-            let tied = threshold >= SEARCHLIGHT_WHOLE_VALUE_SCORE && last.score == threshold
-                && boundary.map { BinaryCollation.precedes(last.uri, $0) } == true
-                && above(partialBound(documents: documents, rows: statistics.rows, listedAverages: listedAverages, averages: statistics.averages))
-            guard above(bound) || tied else { return nil }
-        }
-        guard offset < candidates.count else { return [] }
-        return Array(candidates[offset..<Swift.min(candidates.count, needed.partialValue)])
+        let partial = partialBound(documents: documents, rows: statistics.rows, listedAverages: listedAverages, averages: statistics.averages)
+        return Listing(rows: candidates,
+                       bound: threshold.map { bound(threshold: $0, documents: documents, rowsThen: rowsThen, rows: statistics.rows,
+                                                    listedAverages: listedAverages, averages: statistics.averages) },
+                       wholeValueThreshold: threshold.flatMap { $0 >= SEARCHLIGHT_WHOLE_VALUE_SCORE ? $0 : nil },
+                       boundaryURI: boundary, partialBound: partial, documents: documents)
     }
 
     /// The best score a row left off the list can have now. At listing every such row scored at most

@@ -96,6 +96,14 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         return TermLeaders.key(token: term.tokens[0], isPrefix: term.isPrefix)
     }
 
+    /// The one word of a query that is one word with typo expansions and nothing else (no alternatives or
+    /// exclusions): its tiers can be searched one at a time (``Search/typoTierPage(of:offset:limit:)``).
+    var typoTieredWord: Term? {
+        guard required.count == 1, required[0].count == 1, excluded.isEmpty else { return nil }
+        let term = required[0][0]
+        return !term.expansions.isEmpty && !term.isPhrase && term.tokens.count == 1 ? term : nil
+    }
+
     /// Whether some term has typo expansions.
     public var hasExpansions: Bool { required.contains { group in group.contains { !$0.expansions.isEmpty } } }
 

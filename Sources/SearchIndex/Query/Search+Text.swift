@@ -19,6 +19,11 @@ extension Search {
             record(TermLeaders.listSQL, [key])
             return page
         }
+        // One word with typo expansions: tier by tier, its frequent expansions from their leader lists.
+        if prunes, request.usesTermLeaders, filter.sql.isEmpty, let word = parsed?.typoTieredWord,
+           let page = try typoTierPage(of: word, offset: request.offset, limit: request.limit) {
+            return page
+        }
         var sql = """
             SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(prunes ? SearchIndex.topRankFunction : SearchIndex.rankFunction) AS score
             FROM items_fts JOIN items i ON i.id = items_fts.rowid

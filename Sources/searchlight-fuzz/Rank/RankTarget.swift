@@ -5,8 +5,10 @@ import GRDB
 
 /// Fuzzes `searchlight_rank` with what a damaged or hostile index could hand it: value lengths that do
 /// not add up, negative, huge or malformed, against documents of any shape. The input's first line is
-/// the value lengths, the second the query, the rest the text values (separated by U+001F). Every call
-/// must return a finite score or an SQLite error, never read outside its buffers.
+/// the value lengths, the second the query (optionally a tab and a phrase plan, as hostile as the rest), the
+/// rest the text values (separated by U+001F). Every call must return a finite score or an SQLite error,
+/// never read outside its buffers; and the query's own plan with each phrase's row count given
+/// (`0:1@2`, as the typo tiers pass a leader list's count) must score exactly as counting them.
 enum RankTarget {
     static let database = FuzzDatabase.withTokenizer("""
         CREATE TABLE content (id INTEGER PRIMARY KEY, display_name TEXT, title TEXT, text TEXT, keywords TEXT);
@@ -14,7 +16,11 @@ enum RankTarget {
                                             tokenize='\(SearchTokenizer.name)');
         INSERT INTO content VALUES (1, 'Roma', '', 'Rome\u{1F}Rzym', 'IT');
         INSERT INTO fts (rowid, display_name, title, text, keywords) VALUES (1, 'Roma', '', 'Rome\u{1F}Rzym', 'IT');
-        """)
+        """ + (100..<140).map { id in
+            // Rows enough that a phrase's row count moves its IDF (with two rows every IDF is the floor).
+            let name = ["Roma Nord", "Rome", "Porta", "Santa Roma", "Nord", "a b", "Città", "b", "Porto", "Ro"][id % 10]
+            return "INSERT INTO content VALUES (\(id), '\(name)', '', 'x\(id)', ''); INSERT INTO fts (rowid, display_name, title, text, keywords) VALUES (\(id), '\(name)', '', 'x\(id)', '');"
+        }.joined(separator: "\n"))
 
     /// A term leader list's row as a damaged index could hold it: the input's bytes as its instances blob,
     /// the first line as its value lengths. The score is nil (the list is not trusted) or finite.
@@ -35,7 +41,9 @@ enum RankTarget {
     static let target = FuzzTarget(name: "rank", prepare: { _ = database }) { data in
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         let lengths = lines.first ?? "", text = lines.count > 2 ? lines[2] : ""
-        guard let query = try? QueryParser.parse(lines.count > 1 ? lines[1] : "roma") else { return }
+        let typed = (lines.count > 1 ? lines[1] : "roma").split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard let query = try? QueryParser.parse(typed[0]) else { return }
+        let hostilePlan = typed.count > 1 ? typed[1] : query.phrasePlan
         do {
             try database.write { db in
                 try db.execute(sql: "INSERT INTO content VALUES (2, ?, '', ?, 'IT')", arguments: [text, text])
@@ -47,6 +55,29 @@ enum RankTarget {
                 let scores = try Double.fetchAll(db, sql: "SELECT searchlight_rank(fts, 10.0, 6.0, 2.0, 1.0, 5000.0, ?) FROM fts WHERE fts MATCH ?",
                                                  arguments: [lengths, query.expression])
                 for score in scores where !score.isFinite { fatalError("a non-finite score \(score) for lengths \(lengths.debugDescription)") }
+                let rank = "searchlight_rank(fts, 10.0, 6.0, 2.0, 1.0, 5000.0, ?, ?, ?)"
+                for keep in [0, 1] {
+                    let planned = try Double.fetchAll(db, sql: "SELECT \(rank) FROM fts WHERE fts MATCH ?", arguments: [lengths, hostilePlan, keep, query.expression])
+                    for score in planned where !score.isFinite { fatalError("a non-finite score \(score) for plan \(hostilePlan.debugDescription)") }
+                }
+                // Each phrase's rows counted here and given in the plan: the scores must not move.
+                var counted: [String] = []
+                for (index, group) in query.required.enumerated() {
+                    for term in group {
+                        for phrase in term.phrases {
+                            let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM fts WHERE fts MATCH ?", arguments: [phrase.expression]) ?? 0
+                            counted.append("\(index):\(phrase.edits)@\(rows)")
+                        }
+                    }
+                }
+                for term in query.excluded {
+                    let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM fts WHERE fts MATCH ?", arguments: [term.expression]) ?? 0
+                    counted.append("-@\(rows)")
+                }
+                let sql = "SELECT \(rank) FROM fts WHERE fts MATCH ? ORDER BY rowid"
+                let counting = try Double.fetchAll(db, sql: sql, arguments: [lengths, query.phrasePlan, 0, query.expression])
+                let given = try Double.fetchAll(db, sql: sql, arguments: [lengths, counted.joined(separator: " "), 0, query.expression])
+                guard counting == given else { fatalError("counts given \(counted) scored \(given), counting them \(counting)") }
                 try scoreAsListed(data, lengths: lengths)
             }
         } catch let error as DatabaseError where error.resultCode != .SQLITE_MISUSE {

@@ -1,0 +1,133 @@
+import GRDB
+
+/// A word's typo expansions searched tier by tier: exact matches, then one edit, then two.
+///
+/// Every edit costs more than any score, so a page is the word's own matches, then the best rows of the
+/// one-edit tier, then of the two-edit tier. Scoring the word and all its expansions at once scores every
+/// row of a frequent expansion, and a penalty-blind pruning bound cannot stop early: `europa` (16 places)
+/// expands to `europe` (408,720 places, their time zone), 130 ms at 940k items. Tier by tier, each tier's
+/// rows compete only with each other, so pruning works as for an exact word, and an expansion with a leader
+/// list (``TermLeaders``) is answered from its list:
+/// - a listed term's row that holds no other phrase of its tier nor of a tier before scores exactly what
+///   the list scores for the term alone, less the tier's penalty (only a word's closest alternatives count);
+/// - the rows holding a listed term and another phrase of the tier are found with FTS5 (`a AND b`, seeking
+///   through the large doclist) and scored one by one, the listed terms' document counts given to the
+///   ranking so that it does not count their rows;
+/// - the other phrases' rows are scanned, pruned to the page.
+/// A tier with a listed term answers only when its last row needed beats every row its lists left off,
+/// as a list alone does; otherwise the search scores every row, as before.
+extension Search {
+    /// The most listed terms a tier may have: their pairs are steering phrases of its scan.
+    static let mostListedPerTier = 6
+
+    /// The page `offset..<offset + limit` of a one-word search with typo expansions, from its tiers; nil when
+    /// a tier's lists cannot prove the page (it is then scored whole).
+    mutating func typoTierPage(of word: ParsedQuery.Term, offset: Int, limit: Int) throws -> [Candidate]? {
+        let needed = offset + limit
+        let alternatives = word.alternatives
+        var found: [Candidate] = []
+        // The phrases of the tiers done (their rows all in `found`), which later tiers leave out.
+        var lower: [Int] = [], lowerIDs: Set<Int64> = []
+        for edits in Set(alternatives.map(\.edits)).sorted() {
+            let members = alternatives.indices.filter { alternatives[$0].edits == edits }
+            let wanted = needed - found.count
+            let penalty = SearchIndex.typoPenalty * Double(edits)
+            var listed: [(index: Int, listing: TermLeaders.Listing)] = [], rest: [Int] = []
+            for index in members {
+                let term = alternatives[index].term
+                let key = TermLeaders.key(token: term.tokens[0], isPrefix: term.isPrefix)
+                if let listing = try TermLeaders.listing(key: key, plan: "0:0", db: db), listing.bound != nil {
+                    record(TermLeaders.listSQL, [key])
+                    listed.append((index, listing))
+                } else {
+                    rest.append(index)
+                }
+            }
+            func phrase(_ index: Int) -> String { alternatives[index].term.expression }
+            func either(_ indices: [Int]) -> String { "(" + indices.map(phrase).joined(separator: " OR ") + ")" }
+            let exclusion = lower.isEmpty ? "" : " NOT " + either(lower)
+            let listedIndices = listed.map(\.index)
+
+            var tier: [Candidate] = []
+            // The tier's rows that a list may not score as it does: those holding another phrase of the tier.
+            var scanned: Set<Int64> = []
+            var restExhausted = true
+            if listed.isEmpty {
+                // The tier's rows, the page's worth of them.
+                let plan = (rest.map { _ in "0:\(edits)" } + lower.map { _ in "-" }).joined(separator: " ")
+                let rows = try tierRows(expression: either(rest) + exclusion, plan: plan, keep: wanted)
+                restExhausted = rows.count < wanted
+                tier = rows
+            } else {
+                // The rows of the other phrases and those holding two listed terms, scored by every phrase of the
+                // tier: `(steering) AND (the tier's phrases)` visits only the first, seeking through the lists'
+                // large doclists, and the steering phrases do not count. Their ids, unscored, tell the lists'
+                // rows apart from them.
+                guard listed.count <= Self.mostListedPerTier else { return nil }
+                var steering = rest.map(phrase)
+                for (position, first) in listedIndices.enumerated() {
+                    for second in listedIndices[(position + 1)...] { steering.append("(\(phrase(first)) AND \(phrase(second)))") }
+                }
+                if !steering.isEmpty {
+                    let steeringPhrases = rest.count + listed.count * (listed.count - 1)
+                    let documents = Dictionary(uniqueKeysWithValues: listed.map { ($0.index, $0.listing.documents) })
+                    let plan = (Array(repeating: "x@0", count: steeringPhrases) + members.map { "0:\(edits)" + (documents[$0].map { "@\($0)" } ?? "") }
+                                + lower.map { _ in "-" }).joined(separator: " ")
+                    let expression = "((" + steering.joined(separator: " OR ") + ") AND " + either(members) + ")" + exclusion
+                    tier = try tierRows(expression: expression, plan: plan, keep: wanted)
+                    let sql = "SELECT rowid FROM items_fts WHERE items_fts MATCH ?"
+                    record(sql, [expression])
+                    scanned = Set(try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: [expression]))
+                }
+            }
+
+            // The listed terms' rows that hold no other phrase of this tier or of one before: as listed.
+            for (_, listing) in listed {
+                for var row in listing.rows where !scanned.contains(row.id) && !lowerIDs.contains(row.id) {
+                    row.score -= penalty
+                    tier.append(row)
+                }
+            }
+            let order = request.order(of: tier)
+            tier = order.map { tier[$0] }
+
+            if listed.isEmpty && restExhausted {
+                // Every row of the tier: the next tier leaves them out.
+                found += tier.prefix(wanted)
+                if tier.count >= wanted { break }
+                lower += members
+                lowerIDs.formUnion(tier.map(\.id))
+                continue
+            }
+            guard tier.count >= wanted else { return nil }
+            let last = tier[wanted - 1]
+            guard listed.allSatisfy({ $0.listing.leavesOffAfter(score: last.score, uri: last.uri, penalty: penalty) }) else { return nil }
+            found += tier.prefix(wanted)
+            break
+        }
+        guard offset < found.count else { return [] }
+        return Array(found[offset..<min(found.count, needed)])
+    }
+
+    /// The best `keep` rows matching `expression`, scored with `plan`, in order.
+    private mutating func tierRows(expression: String, plan: String, keep: Int) throws -> [Candidate] {
+        let arguments: StatementArguments = [plan, keep, expression, keep]
+        record(Self.tierSQL, arguments)
+        return try candidates(Row.fetchAll(db.cachedStatement(sql: Self.tierSQL), arguments: arguments))
+    }
+
+    /// A tier's best rows (what `explain` shows of a search answered tier by tier).
+    static let tierSQL = """
+        SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(SearchIndex.topRankFunction) AS score
+        FROM items_fts JOIN items i ON i.id = items_fts.rowid
+        WHERE items_fts MATCH ? ORDER BY score, i.uri LIMIT ?
+        """
+
+    /// Candidates from rows of `id, uri, entity, display_name, latitude, longitude, score` (the ranking's minus).
+    func candidates(_ rows: [Row]) throws -> [Candidate] {
+        try rows.map { row in
+            Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
+                      latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import GRDB
+@testable import SearchIndex
+import SeededRandom
+import Testing
+
+/// A one-word search with typo expansions, answered tier by tier with its expansions' leader lists, gives
+/// exactly the page that scoring the word and every expansion at once gives.
+@Suite("Typo tiers")
+struct TypoTiersTests {
+    /// Frequent words with near-misses of every frequency: `europe` in most rows beside a rare `europa`,
+    /// `saint` and `sant` (one edit apart, often in the same row) beside `sint` and `siant`, long words
+    /// with two-edit neighbours.
+    static let vocabulary: [(word: String, weight: Int)] = [
+        ("europe", 60), ("europa", 2), ("euroa", 1), ("saint", 25), ("sant", 12), ("sint", 4), ("siant", 1), ("santa", 10),
+        ("sainte", 3), ("springfield", 15), ("springfeld", 2), ("sprinfield", 1), ("lake", 20), ("lakes", 6), ("laken", 1),
+        ("marseille", 8), ("marseilles", 2), ("marsielle", 1), ("city", 20), ("port", 10), ("porto", 5),
+    ]
+
+    static func word(_ generator: inout SeededGenerator, from vocabulary: [(word: String, weight: Int)]) -> String {
+        let total = vocabulary.reduce(0) { $0 + $1.weight }
+        var pick = Int.random(in: 0..<total, using: &generator)
+        for entry in vocabulary {
+            if pick < entry.weight { return entry.word }
+            pick -= entry.weight
+        }
+        return vocabulary.first?.word ?? ""
+    }
+
+    static func items(_ keys: Range<Int>, seed: UInt64, vocabulary: [(word: String, weight: Int)] = vocabulary) -> [IndexedItem] {
+        var generator = SeededGenerator(seed: seed)
+        func word(_ generator: inout SeededGenerator) -> String { Self.word(&generator, from: vocabulary) }
+        return keys.map { key in
+            var name = (0..<Int.random(in: 1...3, using: &generator)).map { _ in word(&generator) }.joined(separator: " ")
+            // A word in a few rows, one edit from `europe`: its pages are mostly that tier's.
+            if key % 500 == 7 { name = "eurppe " + name }
+            let alternates = (0..<Int.random(in: 0...2, using: &generator)).map { _ in
+                (0..<Int.random(in: 1...2, using: &generator)).map { _ in word(&generator) }.joined(separator: " ")
+            }
+            return IndexedItem(uri: "x-coredata://STORE-T/Place/p\(key)", entity: "Place", displayName: name, text: alternates,
+                               rank: [0, 0, 3, 700, 40_000, 2_000_000].randomElement(using: &generator) ?? 0)
+        }
+    }
+
+    static func newIndex(_ name: String, items: [IndexedItem]) throws -> SearchIndex {
+        let index = try PreparedItemTests.newIndex(name)
+        try index.apply(IndexBatch(prepared: items.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1)))
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: false) }
+        return index
+    }
+
+    /// Typed words that expand: a rare word beside a frequent neighbour, a typo of nothing typed, a frequent
+    /// word itself, two-edit words, a prefix.
+    static let queries = ["europa", "europ", "Europa", "euroa", "siant", "saint", "sainte", "sant", "santa", "sinat", "lakes", "laken",
+                          "springfeld", "sprinfield", "sprngfield", "marsielle", "marseilles", "porto", "eurpoe", "saint*", "europ*", "eurppe"]
+
+    /// Every page of every query, tier by tier and scored whole: the same hits, the same scores. Returns how
+    /// many pages the tiers answered.
+    @discardableResult
+    static func expectSamePages(_ index: SearchIndex, _ context: String) throws -> Int {
+        var answered = 0
+        for query in queries {
+            for (limit, offset) in [(1, 0), (5, 0), (20, 0), (20, 3), (7, 40), (64, 0), (30, 150), (10, 990)] {
+                var request = SearchRequest(query: query, limit: limit, offset: offset)
+                let tiered = try index.search(request).hits.map { "\($0.uri) \($0.score) \($0.typos)" }
+                request.usesTermLeaders = false
+                let whole = try index.search(request).hits.map { "\($0.uri) \($0.score) \($0.typos)" }
+                #expect(tiered == whole, "\(context): \(query) limit \(limit) offset \(offset)")
+                request.usesTermLeaders = true
+                if try index.explain(request).statements.contains(where: { $0.sql == Search.tierSQL }) { answered += 1 }
+            }
+        }
+        return answered
+    }
+
+    @Test("each page, tier by tier with the expansions' lists, is the page full scoring gives")
+    func pagesEqualFullScoring() throws {
+        let index = try Self.newIndex("tiers-pages", items: Self.items(0..<3_000, seed: 71))
+        let listed = try index.read { db in try Set(String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE threshold IS NOT NULL")) }
+        #expect(listed.isSuperset(of: ["europe", "saint", "sant", "springfield", "lake"]), "listed: \(listed.sorted())")
+        let answered = try Self.expectSamePages(index, "fresh lists")
+        #expect(answered > 60, "the tiers answered \(answered) pages")
+        // `eurppe` is rare and `europe` frequent: its page comes from europe's list, without scoring europe's rows.
+        let explained = try index.explain(SearchRequest(query: "eurppe", limit: 20))
+        #expect(explained.statements.contains { $0.sql == TermLeaders.listSQL })
+        #expect(!explained.statements.contains { $0.arguments.description.contains("0:0 0:1 0:1") }, "the word and its expansions scored at once")
+    }
+
+    @Test("random edits, stale and listed-again lists, every page checked against full scoring")
+    func randomEdits() throws {
+        var items = Self.items(0..<2_500, seed: 72)
+        let index = try Self.newIndex("tiers-random", items: items)
+        var generator = SeededGenerator(seed: 73)
+        for round in 0..<4 {
+            var upserts: [IndexedItem] = [], deletes: [String] = []
+            for _ in 0..<Int.random(in: 1...60, using: &generator) {
+                let position = Int.random(in: 0..<items.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: deletes.append(items[position].uri)
+                case 1:
+                    items[position].rank = [0, 9, 90_000].randomElement(using: &generator) ?? 0
+                    upserts.append(items[position])
+                default:
+                    items[position].displayName = Self.items(position..<position + 1, seed: UInt64(round * 10_000 + position))[0].displayName
+                    upserts.append(items[position])
+                }
+            }
+            let deleted = Set(deletes)
+            try index.apply(IndexBatch(prepared: upserts.filter { !deleted.contains($0.uri) }.map(PreparedItem.init), deletes: deletes,
+                                       checkpoint: IndexFixtures.checkpoint(Int64(round + 2))))
+            try Self.expectSamePages(index, "round \(round)")
+            if round % 2 == 1 { try index.maintain(budget: 10) }
+        }
+    }
+
+    @Test("for random vocabularies and ranks, the tiers' page is full scoring's")
+    func randomVocabularies() throws {
+        var generator = SeededGenerator(seed: 74)
+        for trial in 0..<3 {
+            // The same words, each with a random weight: which neighbour is frequent, listed, or rare changes.
+            let vocabulary = Self.vocabulary.map { ($0.word, Int.random(in: 1...40, using: &generator)) }
+            let items = Self.items(0..<Int.random(in: 1_500...2_500, using: &generator), seed: UInt64(100 + trial), vocabulary: vocabulary)
+            let index = try Self.newIndex("tiers-vocabulary-\(trial)", items: items)
+            try Self.expectSamePages(index, "trial \(trial)")
+        }
+    }
+}
