@@ -86,6 +86,35 @@ struct TypoTiersTests {
         #expect(!explained.statements.contains { $0.arguments.description.contains("0:0 0:1 0:1") }, "the word and its expansions scored at once")
     }
 
+    @Test("with a place, every plan scores with the lists' row counts exactly as counting the rows")
+    func countedRowsScoreAsCounting() throws {
+        var generator = SeededGenerator(seed: 75)
+        let items = Self.items(0..<2_000, seed: 76).map { item in
+            var placed = item
+            placed.latitude = Double.random(in: -60...60, using: &generator)
+            placed.longitude = Double.random(in: -179...179, using: &generator)
+            return placed
+        }
+        let index = try Self.newIndex("tiers-places", items: items)
+        var compared = 0
+        for query in Self.queries + ["city", "lake", "saint*", "springfield OR lake", "europe -city"] {
+            for plan in [SearchPlan.intersection, .placeThenText, .textThenPlace] where !(plan == .placeThenText && query.contains("*")) {
+                var request = SearchRequest(query: query, near: try Coordinate(latitude: 10, longitude: 20), radius: 4_000_000, limit: 30)
+                request.forcedPlan = plan
+                let counted = try index.search(request).hits.map { "\($0.uri) \($0.score)" }
+                request.usesTermLeaders = false
+                let counting = try index.search(request).hits.map { "\($0.uri) \($0.score)" }
+                #expect(counted == counting, "\(query) \(plan)")
+                compared += counted.count
+            }
+        }
+        #expect(compared > 1_000)
+        // The intersection's ranking is handed europe's count.
+        var request = SearchRequest(query: "europe", near: try Coordinate(latitude: 10, longitude: 20), radius: 4_000_000, limit: 30)
+        request.forcedPlan = .intersection
+        #expect(try index.explain(request).statements.contains { $0.arguments.description.contains("0:0@") })
+    }
+
     @Test("random edits, stale and listed-again lists, every page checked against full scoring")
     func randomEdits() throws {
         var items = Self.items(0..<2_500, seed: 72)

@@ -103,6 +103,16 @@ extension TermLeaders {
                        boundaryURI: boundary, partialBound: partial, documents: documents)
     }
 
+    /// The row counts of the words and prefixes whose lists are not stale (exact then), by key.
+    static func documents(of terms: [ParsedQuery.Term], db: Database) throws -> [String: Int] {
+        let keys = Set(terms.map { key(token: $0.tokens[0], isPrefix: $0.isPrefix) })
+        guard !keys.isEmpty else { return [:] }
+        let sql = "SELECT term, documents FROM leader_terms WHERE stale = 0 AND term IN (\(databaseQuestionMarks(count: keys.count)))"
+        var documents: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(Array(keys))) { documents[try row.text(0)] = Int(try row.integer(1)) }
+        return documents
+    }
+
     /// The best score a row left off the list can have now. At listing every such row scored at most
     /// `threshold`. A whole-value match's score depends on nothing that changed (its rank would have marked
     /// the list stale). A partial match's is its IDF times a per-row part, in which only the display name's

@@ -72,13 +72,23 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
     /// Each FTS5 phrase of ``expression``, in FTS5's numbering, as `group:edits` (`-` for excluded ones):
     /// the ranking function counts a row's typos from it, the fewest edits of the phrases it matched in each
     /// group, so that exact matches always come first.
-    package var phrasePlan: String {
+    package var phrasePlan: String { phrasePlan { _ in nil } }
+
+    /// The phrase plan with the row count of each phrase that `documents` knows (`0:1@408720`): the ranking
+    /// function then does not count that phrase's rows, a walk of its whole doclist.
+    func phrasePlan(documents: (Term) -> Int?) -> String {
+        func known(_ term: Term) -> String { documents(term).map { "@\($0)" } ?? "" }
         var plan: [String] = []
         for (index, group) in required.enumerated() {
-            for term in group { plan += term.phrases.map { "\(index):\($0.edits)" } }
+            for term in group { plan += term.alternatives.map { "\(index):\($0.edits)" + known($0.term) } }
         }
-        plan += excluded.map { _ in "-" }
+        plan += excluded.map { "-" + known($0) }
         return plan.joined(separator: " ")
+    }
+
+    /// Every word and prefix of the query, its typo expansions and exclusions included (phrases left out).
+    var singleTokenTerms: [Term] {
+        (required.joined().flatMap { $0.alternatives.map(\.term) } + excluded).filter { !$0.isPhrase && $0.tokens.count == 1 }
     }
 
     /// How many FTS5 phrases ``expression`` holds, expansions and excluded terms included.

@@ -41,7 +41,7 @@ extension Search {
         // Without prefixes, the first 2,000 matches of the expression itself, extrapolated over the row
         // ids when there are more: a few dozen microseconds, where fts5vocab counts by scanning the
         // doclist (7 ms for a word in 408,720 items). A prefix is merged from all its terms before its
-        // first row, so it is counted from the vocabulary.
+        // first row, so it is counted from its leader list or the vocabulary.
         if !parsed.hasPrefix {
             let sample = 2_000
             let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*), MAX(rowid) FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?)"),
@@ -67,7 +67,13 @@ extension Search {
         var estimate = Int.max
         for (index, token) in tokens.enumerated() {
             let count: Int
-            if isPrefix && index == tokens.count - 1 {
+            let isLastPrefix = isPrefix && index == tokens.count - 1
+            if let listed = try Int.fetchOne(db.cachedStatement(sql: "SELECT documents FROM leader_terms WHERE term = ? AND stale = 0"),
+                                             arguments: [TermLeaders.key(token: token, isPrefix: isLastPrefix)]) {
+                // A leader list's count is exact and free; the vocabulary counts by scanning doclists (every
+                // term of `san*`'s: `San*` within 100 km, 10.4 → 8.7 ms at 940k items).
+                count = listed
+            } else if isLastPrefix {
                 count = try Int.fetchOne(db.cachedStatement(sql: "SELECT SUM(doc) FROM (SELECT doc FROM items_vocab WHERE term >= ? AND term <= ? LIMIT 5000)"),
                                          arguments: [token, token + "\u{10FFFF}"]) ?? 0
             } else {

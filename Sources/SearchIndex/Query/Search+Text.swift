@@ -56,7 +56,8 @@ extension Search {
             FROM items_fts JOIN items i ON i.id = items_fts.rowid
             WHERE items_fts MATCH ?\(filter.sql)\(prunes ? " AND searchlight_placed(i.latitude, i.longitude, ?)" : "") AND searchlight_in_ids(items_fts.rowid, ?)
             """ + (prunes ? " ORDER BY score, i.uri LIMIT \(needed)" : "")  // a literal: the id set's parameter stays last
-        let arguments: StatementArguments = (prunes ? [phrasePlan, needed] : [phrasePlan]) + [expression] + filter.arguments
+        let plan = countedPhrasePlan()
+        let arguments: StatementArguments = (prunes ? [plan, needed] : [plan]) + [expression] + filter.arguments
         record(sql, arguments + (prunes ? ["(the place filters)"] : []) + ["(\(ids.count) row ids)"])
         let statement = try db.cachedStatement(sql: sql)
         statement.setUncheckedArguments(arguments)
@@ -108,6 +109,8 @@ extension Search {
     /// Relevance scores of the given rows that match, one query per 500 rows.
     mutating func textScores(expression: String, ids: [Int64]) throws -> [Int64: Double] {
         var scores: [Int64: Double] = [:]
+        // Each value of the IN list is a filter of its own: without the counts, each would count the rows again.
+        let plan = countedPhrasePlan()
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
             let sql = """
@@ -115,7 +118,7 @@ extension Search {
                 FROM items_fts JOIN items i ON i.id = items_fts.rowid
                 WHERE items_fts MATCH ? AND items_fts.rowid IN (\(databaseQuestionMarks(count: chunk.count)))
                 """
-            let arguments: StatementArguments = [phrasePlan, expression] + StatementArguments(chunk)
+            let arguments: StatementArguments = [plan, expression] + StatementArguments(chunk)
             if start == 0 { record(sql, arguments) }
             for row in try Row.fetchAll(db, sql: sql, arguments: arguments) { scores[try row.integer(0)] = -(try row.number(1)) }
         }

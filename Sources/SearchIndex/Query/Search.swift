@@ -31,6 +31,19 @@ struct Search {
     /// The ranking function's phrase plan for the query (its typo expansions' edits).
     var phrasePlan: String { parsed?.phrasePlan ?? "" }
 
+    /// The phrase plan with the row counts of the words and prefixes that have a leader list, for a scan
+    /// that visits only some of a doclist's rows (the R-tree's): the ranking would otherwise walk the whole
+    /// doclist once more to count them. `Europa` within 50 km of Rome, whose expansion `europe` 408,720
+    /// places hold: 23.5 → 18 ms at 940k items. A count that cannot be read is counted by the ranking.
+    func countedPhrasePlan() -> String {
+        guard request.usesTermLeaders, let parsed, let documents = try? TermLeaders.documents(of: parsed.singleTokenTerms, db: db), !documents.isEmpty
+        else { return phrasePlan }
+        return parsed.phrasePlan { term in
+            guard !term.isPhrase, term.tokens.count == 1 else { return nil }
+            return documents[TermLeaders.key(token: term.tokens[0], isPrefix: term.isPrefix)]
+        }
+    }
+
     /// Whether matches are ordered by distance: text-then-place then reads every match's place unscored,
     /// and only the page is scored (``run()``).
     var scoresPageOnly: Bool { request.effectiveSort == .distance && request.sortAttribute == nil }

@@ -57,8 +57,10 @@ public struct SearchRequest: Sendable, Hashable {
     /// ``SearchPlan/placeThenText`` or ``SearchPlan/intersection``): tests check that every plan gives the
     /// same answer, and `searchbench plans` times each against the planner's choice.
     public var forcedPlan: SearchPlan?
-    /// Whether a one-word search may answer from its term's leader list (on by default; tests and
-    /// `searchbench` turn it off to compare with scoring every match, which gives the same page).
+    /// Whether a search may use the leader lists: a one-word search answers from its term's list, a word
+    /// with typo expansions from theirs tier by tier, and the ranking takes listed terms' row counts from
+    /// them (on by default; tests and `searchbench` turn it off to compare with scoring every match, which
+    /// gives the same page).
     public var usesTermLeaders = true
 
     /// Creates a request.
