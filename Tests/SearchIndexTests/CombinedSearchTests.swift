@@ -101,6 +101,67 @@ struct CombinedSearchTests {
         }
     }
 
+    @Test("items written region by region: the intersection scans each run of row ids apart, and answers as the other plans")
+    func clusteredRowIDs() throws {
+        let path = Scratch.folder.appendingPathComponent("runs-\(UUID().uuidString).searchindex").path
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        // Six regions written one after another, 800 items each, so each region's row ids form a run; most
+        // items hold `harbor` (a dense doclist, worth skipping between runs), some `harbour`, one in 50 `pier`.
+        var generator = SeededGenerator(seed: 81)
+        var items: [IndexedItem] = []
+        // The first region and the last side by side, the four written between them far away.
+        let positions: [(Double, Double)] = [(0, 0), (50, 100), (-50, -100), (60, -60), (-40, 120), (0, 3)]
+        for region in 0..<6 {
+            for key in 0..<800 {
+                let word = key % 50 == 0 ? "pier" : key % 7 == 0 ? "harbour" : "harbor"
+                items.append(IndexedItem(uri: "x-coredata://R/Place/r\(region)k\(key)", entity: "Place", displayName: "\(word) \(key % 13)",
+                                         latitude: positions[region].0 + Double.random(in: -1...1, using: &generator),
+                                         longitude: positions[region].1 + Double.random(in: -1...1, using: &generator),
+                                         rank: Double(Int.random(in: 0...3, using: &generator) * 1_000)))
+            }
+        }
+        try index.apply(IndexBatch(upserts: items, checkpoint: StoreCheckpoint(storeUUID: "R", storePath: "/r", token: 1)))
+        // One circle over the first region and the last: two runs of row ids, 3,200 apart.
+        let center = try Coordinate(latitude: 0, longitude: 1.5)
+        var runs = 0
+        for query in ["harbor", "harbour", "pier", "harbor OR pier", "harbor -pier"] {
+            for (limit, offset) in [(5, 0), (20, 0), (20, 30), (10_000, 0)] {
+                var request = SearchRequest(query: query, near: center, radius: 400_000, limit: limit, offset: offset)
+                request.forcedPlan = .intersection
+                let intersection = try index.search(request).hits.map { "\($0.uri) \($0.score)" }
+                runs = max(runs, try index.explain(request).statements.filter { $0.sql.contains("searchlight_in_ids") }.count)
+                request.forcedPlan = .textThenPlace
+                #expect(intersection == (try index.search(request).hits.map { "\($0.uri) \($0.score)" }), "\(query) limit \(limit) offset \(offset)")
+            }
+        }
+        #expect(runs == 2, "scans of the densest word: \(runs)")
+    }
+
+    @Test("row-id ranges cover every id once, in order, split only at gaps wider than a scan's start")
+    func rowIDRangesProperty() {
+        var generator = SeededGenerator(seed: 82)
+        for _ in 0..<300 {
+            var ids = Set<Int64>()
+            for _ in 0..<Int.random(in: 1...60, using: &generator) {
+                let start = Int64.random(in: 1...1_000_000, using: &generator)
+                for offset in 0..<Int64.random(in: 1...30, using: &generator) { ids.insert(start + offset * Int64.random(in: 1...40, using: &generator)) }
+            }
+            let sorted = ids.sorted()
+            let densities: [Double] = [0, 0.001, 0.05, 0.4, 1, 3]
+            let density: Double = densities.randomElement(using: &generator) ?? 1
+            let splits = Bool.random(using: &generator)
+            let ranges = Search.rowIDRanges(sorted, entriesPerRow: density, splits: splits)
+            #expect(sorted.allSatisfy { id in ranges.filter { $0.contains(id) }.count == 1 })
+            #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound < $1.lowerBound })
+            #expect(ranges.first?.lowerBound == sorted.first && ranges.last?.upperBound == sorted.last)
+            let gap: Double = density > 0 && splits ? Search.scanStartEntries / density : .infinity
+            // Between ranges: a wide gap; inside one: none.
+            #expect(zip(ranges, ranges.dropFirst()).allSatisfy { Double($1.lowerBound - $0.upperBound) > gap })
+            #expect(zip(sorted, sorted.dropFirst()).allSatisfy { a, b in Double(b - a) > gap || ranges.contains { $0.contains(a) && $0.contains(b) } })
+        }
+        #expect(Search.rowIDRanges([], entriesPerRow: 1, splits: true).isEmpty)
+    }
+
     @Test("ties break by the URI's bytes in every plan, as SQL orders them, even between canonically equivalent URIs")
     func tiesByBytes() throws {
         let path = Scratch.folder.appendingPathComponent("bytes-\(UUID().uuidString).searchindex").path

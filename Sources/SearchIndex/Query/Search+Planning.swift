@@ -11,7 +11,8 @@ extension Search {
     /// probing FTS5 for one row id ≈ 20 per phrase — and a prefix rebuilds its whole doclist for every
     /// probe, so prefixes are never probed.
     mutating func cheapestPlan(_ parsed: ParsedQuery, bounded: Bool) throws -> SearchPlan {
-        let textEstimate = try estimate(parsed)
+        let textEstimate = try matchEstimate ?? estimate(parsed)
+        matchEstimate = textEstimate
         let total = max(1, try estimatedItemCount())
         // Unbounded (nearest first), circles grow until they hold enough matches: spread evenly, about
         // needed × total ÷ matches places. Words cluster (a word belongs to a language; `north` by distance

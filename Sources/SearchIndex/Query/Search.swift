@@ -14,6 +14,8 @@ struct Search {
     /// Every statement run, with its arguments — kept only for `explain`.
     private(set) var statements: [(sql: String, arguments: StatementArguments)] = []
     private let recordsStatements: Bool
+    /// The planner's estimate of the query's matches, once made.
+    var matchEstimate: Int?
 
     init(db: Database, request: SearchRequest, parsed: ParsedQuery?, predicate: FilterPredicate? = nil, recordsStatements: Bool = false) {
         self.db = db
