@@ -175,28 +175,37 @@ struct TermLeadersTests {
         try Self.expectSamePages(index, "after long names")
     }
 
+    /// One round of random edits applied as one batch: deletes, new ranks, new names (`rename` gives the new
+    /// name of the item at a position).
+    static func applyRandomEdits(to items: inout [IndexedItem], in index: SearchIndex, round: Int, edits: ClosedRange<Int>, ranks: [Double],
+                                 using generator: inout SeededGenerator, rename: (Int) -> String) throws {
+        var upserts: [IndexedItem] = [], deletes: [String] = []
+        for _ in 0..<Int.random(in: edits, using: &generator) {
+            let position = Int.random(in: 0..<items.count, using: &generator)
+            switch Int.random(in: 0..<3, using: &generator) {
+            case 0: deletes.append(items[position].uri)
+            case 1:
+                items[position].rank = ranks.randomElement(using: &generator) ?? 0
+                upserts.append(items[position])
+            default:
+                items[position].displayName = rename(position)
+                upserts.append(items[position])
+            }
+        }
+        let deleted = Set(deletes)
+        try index.apply(IndexBatch(prepared: upserts.filter { !deleted.contains($0.uri) }.map(PreparedItem.init), deletes: deletes,
+                                   checkpoint: IndexFixtures.checkpoint(Int64(round + 2))))
+    }
+
     @Test("random edits, each checked against full scoring, with lists listed again now and then")
     func randomEdits() throws {
         var items = Self.items(0..<2_500, seed: 33)
         let index = try Self.newIndex("leaders-random", items: items)
         var generator = SeededGenerator(seed: 34)
         for round in 0..<6 {
-            var upserts: [IndexedItem] = [], deletes: [String] = []
-            for _ in 0..<Int.random(in: 1...40, using: &generator) {
-                let position = Int.random(in: 0..<items.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: deletes.append(items[position].uri)
-                case 1:
-                    items[position].rank = [0, 7, 80_000, 5_000_000].randomElement(using: &generator) ?? 0
-                    upserts.append(items[position])
-                default:
-                    items[position].displayName = Self.items(position..<position + 1, seed: UInt64(round * 1_000 + position))[0].displayName
-                    upserts.append(items[position])
-                }
+            try Self.applyRandomEdits(to: &items, in: index, round: round, edits: 1...40, ranks: [0, 7, 80_000, 5_000_000], using: &generator) { position in
+                Self.items(position..<position + 1, seed: UInt64(round * 1_000 + position))[0].displayName
             }
-            let deleted = Set(deletes)
-            try index.apply(IndexBatch(prepared: upserts.filter { !deleted.contains($0.uri) }.map(PreparedItem.init), deletes: deletes,
-                                       checkpoint: IndexFixtures.checkpoint(Int64(round + 2))))
             try Self.expectSamePages(index, "round \(round)")
             if round % 2 == 1 { try index.maintain(budget: 10) }
         }

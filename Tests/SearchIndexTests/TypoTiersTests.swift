@@ -121,22 +121,9 @@ struct TypoTiersTests {
         let index = try Self.newIndex("tiers-random", items: items)
         var generator = SeededGenerator(seed: 73)
         for round in 0..<4 {
-            var upserts: [IndexedItem] = [], deletes: [String] = []
-            for _ in 0..<Int.random(in: 1...60, using: &generator) {
-                let position = Int.random(in: 0..<items.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: deletes.append(items[position].uri)
-                case 1:
-                    items[position].rank = [0, 9, 90_000].randomElement(using: &generator) ?? 0
-                    upserts.append(items[position])
-                default:
-                    items[position].displayName = Self.items(position..<position + 1, seed: UInt64(round * 10_000 + position))[0].displayName
-                    upserts.append(items[position])
-                }
+            try TermLeadersTests.applyRandomEdits(to: &items, in: index, round: round, edits: 1...60, ranks: [0, 9, 90_000], using: &generator) { position in
+                Self.items(position..<position + 1, seed: UInt64(round * 10_000 + position))[0].displayName
             }
-            let deleted = Set(deletes)
-            try index.apply(IndexBatch(prepared: upserts.filter { !deleted.contains($0.uri) }.map(PreparedItem.init), deletes: deletes,
-                                       checkpoint: IndexFixtures.checkpoint(Int64(round + 2))))
             try Self.expectSamePages(index, "round \(round)")
             if round % 2 == 1 { try index.maintain(budget: 10) }
         }
