@@ -205,13 +205,51 @@ static void each_phrase_a_group(searchlight_scorer *data) {
     }
 }
 
-// Steps over a phrase's "@documents" in a plan, if it has one; 0 when it is not a plain count.
-static int skip_documents(const char **cursor) {
-    if (**cursor != '@') return 1;
-    const char *digits = *cursor + 1;
-    if (*digits < '0' || *digits > '9') return 0;
-    while (*digits >= '0' && *digits <= '9') digits++;
-    *cursor = digits;
+// A number of plain digits at *cursor, at most `maximum`; 0 when there is none or it is larger.
+static int read_number(const char **cursor, long maximum, long *value) {
+    const char *c = *cursor;
+    long number = 0;
+    if (*c < '0' || *c > '9') return 0;
+    while (*c >= '0' && *c <= '9') {
+        number = number * 10 + (*c++ - '0');
+        if (number > maximum) return 0;
+    }
+    *value = number;
+    *cursor = c;
+    return 1;
+}
+
+// One phrase's entry of a plan: its group (-1 excluded, STEERING_PHRASE), edits, and row count (-1: none).
+typedef struct plan_entry { int group, edits; double documents; } plan_entry;
+
+// Reads the entry at *cursor (spaces before it skipped): "-", "x" or "group:edits", then "@documents" or
+// not, then a space or the plan's end. 1 when read (the cursor past it); 0 when malformed. read_plan and
+// plan_documents both read entries here, so that they never split a plan differently.
+static int read_plan_entry(const char **cursor, plan_entry *entry) {
+    const char *c = *cursor;
+    while (*c == ' ') c++;
+    entry->group = 0;
+    entry->edits = 0;
+    entry->documents = -1;
+    if (*c == '-' || *c == 'x') {
+        entry->group = *c == '-' ? -1 : STEERING_PHRASE;
+        c++;
+    } else {
+        long group = 0, edits = 0;
+        if (!read_number(&c, 63, &group) || *c != ':') return 0;
+        c++;
+        if (!read_number(&c, 16, &edits)) return 0;
+        entry->group = (int)group;
+        entry->edits = (int)edits;
+    }
+    if (*c == '@') {
+        long documents = 0;
+        c++;
+        if (!read_number(&c, 1000000000000000L, &documents)) return 0;
+        entry->documents = (double)documents;
+    }
+    if (*c != ' ' && *c != '\0') return 0;
+    *cursor = c;
     return 1;
 }
 
@@ -229,25 +267,12 @@ static int read_plan(searchlight_scorer *data, const char *plan) {
     data->groupCount = 0;
     const char *cursor = plan;
     for (int phrase = 0; phrase < phrases; phrase++) {
-        while (*cursor == ' ') cursor++;
-        char *end = NULL;
-        if (*cursor == '-' || *cursor == 'x') {
-            data->phraseGroup[phrase] = *cursor == '-' ? -1 : STEERING_PHRASE;
-            cursor++;
-            if (!skip_documents(&cursor)) { each_phrase_a_group(data); return SQLITE_OK; }
-            continue;
-        }
-        long group = strtol(cursor, &end, 10);
-        if (end == cursor || *end != ':' || group < 0 || group >= 64) { each_phrase_a_group(data); return SQLITE_OK; }
-        cursor = end + 1;
-        long edits = strtol(cursor, &end, 10);
-        if (end == cursor || edits < 0 || edits > 16) { each_phrase_a_group(data); return SQLITE_OK; }
-        cursor = end;
-        // A document count the caller knows ("@408720", see plan_documents) is the scorer's input, not the plan's.
-        if (!skip_documents(&cursor)) { each_phrase_a_group(data); return SQLITE_OK; }
-        data->phraseGroup[phrase] = (int)group;
-        data->phraseEdits[phrase] = (int)edits;
-        if (group + 1 > data->groupCount) data->groupCount = (int)group + 1;
+        plan_entry entry;
+        if (!read_plan_entry(&cursor, &entry)) { each_phrase_a_group(data); return SQLITE_OK; }
+        // A row count the caller knows ("@408720", see plan_documents) is the scorer's input, not the plan's.
+        data->phraseGroup[phrase] = entry.group;
+        data->phraseEdits[phrase] = entry.edits;
+        if (entry.group + 1 > data->groupCount) data->groupCount = entry.group + 1;
     }
     // A plan longer than the query's phrases numbers them otherwise: not to be trusted.
     while (*cursor == ' ') cursor++;
@@ -268,22 +293,16 @@ static int read_plan(searchlight_scorer *data, const char *plan) {
 // whole doclist (xQueryPhrase): 408,720 rows for `europe`, for each statement that scores a few rows.
 static void plan_documents(const char *plan, int phrases, double *known) {
     for (int phrase = 0; phrase < phrases; phrase++) known[phrase] = -1;
-    if (!plan) return;
+    if (!plan || !*plan) return;
+    // Read whole first: a plan read_plan would not trust gives no counts either.
     const char *cursor = plan;
-    for (int phrase = 0; phrase < phrases && *cursor; phrase++) {
-        while (*cursor == ' ') cursor++;
-        const char *end = cursor;
-        while (*end && *end != ' ') end++;
-        for (const char *at = cursor; at < end; at++) {
-            if (*at != '@') continue;
-            const char *digits = at + 1;
-            double documents = 0;
-            while (digits < end && *digits >= '0' && *digits <= '9') documents = documents * 10 + (*digits++ - '0');
-            if (digits == end && digits > at + 1 && documents <= 1e15) known[phrase] = documents;
-            break;
-        }
-        cursor = end;
+    for (int phrase = 0; phrase < phrases; phrase++) {
+        plan_entry entry;
+        if (!read_plan_entry(&cursor, &entry)) { for (int p = 0; p < phrases; p++) known[p] = -1; return; }
+        known[phrase] = entry.documents;
     }
+    while (*cursor == ' ') cursor++;
+    if (*cursor) for (int phrase = 0; phrase < phrases; phrase++) known[phrase] = -1;
 }
 
 // The typos of a row: per group of alternatives, the fewest edits among the phrases it matched (kept in

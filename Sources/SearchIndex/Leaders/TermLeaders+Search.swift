@@ -39,8 +39,9 @@ extension TermLeaders {
             }
             // Or a tie with the first row left off, a whole-value match: its score has not moved (a change of
             // its rank would have made the list stale), rows tied with it left off come after it by URI, and
-            // the row given comes before it. Equal scores are the same computation on the same inputs.
-            let tied = wholeValueThreshold.map { score == $0 - penalty } == true
+            // the row given comes before it. Equal scores are the same computation on the same inputs; less a
+            // penalty, two scores a hair apart may round to one, so a tier's ties prove nothing.
+            let tied = penalty == 0 && wholeValueThreshold.map { score == $0 } == true
                 && boundaryURI.map { BinaryCollation.precedes(uri, $0) } == true
                 && above(partialBound)
             return above(bound) || tied
@@ -94,7 +95,7 @@ extension TermLeaders {
                                               longitude: SQLiteCall.optionalDouble(handle, 6), score: score))
         }
         // The ranking query's order: score, then URI as SQLite compares text (its bytes).
-        candidates.sort { $0.score != $1.score ? $0.score > $1.score : BinaryCollation.precedes($0.uri, $1.uri) }
+        candidates.sort(by: SearchCandidate.ranksBefore)
         let partial = partialBound(documents: documents, rows: statistics.rows, listedAverages: listedAverages, averages: statistics.averages)
         return Listing(rows: candidates,
                        bound: threshold.map { bound(threshold: $0, documents: documents, rowsThen: rowsThen, rows: statistics.rows,

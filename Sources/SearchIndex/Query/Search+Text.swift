@@ -59,7 +59,8 @@ extension Search {
         let plan = countedPhrasePlan()
         let statement = try db.cachedStatement(sql: sql)
         // A scan per run of nearby row ids, when the doclist entries between runs cost more than a statement.
-        let splits = parsed?.hasPrefix == false
+        // An excluded prefix is merged again by each scan as much as a required one.
+        let splits = parsed.map { !$0.hasPrefix && !$0.excluded.contains(where: \.isPrefix) } ?? false
         let ranges = Self.rowIDRanges(ids, entriesPerRow: splits ? try matchDensity() : 0, splits: splits)
         var candidates: [Candidate] = []
         for range in ranges {

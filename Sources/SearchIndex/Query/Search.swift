@@ -173,6 +173,14 @@ package struct SearchCandidate {
     }
 }
 
+extension SearchCandidate {
+    /// Whether `a` comes before `b` in the ranking query's order (`ORDER BY score, uri`: best score first,
+    /// ties by the URI's bytes), whatever a request sorts by.
+    static func ranksBefore(_ a: SearchCandidate, _ b: SearchCandidate) -> Bool {
+        a.score != b.score ? a.score > b.score : BinaryCollation.precedes(a.uri, b.uri)
+    }
+}
+
 extension SearchRequest {
     /// What orders candidates: minus the score for relevance, the distance (missing: last) otherwise.
     package func orderKey(_ candidate: SearchCandidate) -> Double {

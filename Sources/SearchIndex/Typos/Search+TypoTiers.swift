@@ -88,8 +88,8 @@ extension Search {
                     tier.append(row)
                 }
             }
-            let order = request.order(of: tier)
-            tier = order.map { tier[$0] }
+            // The ranking query's order, whatever the request sorts by (a text page is ranked in SQL).
+            tier.sort(by: SearchCandidate.ranksBefore)
 
             if listed.isEmpty && restExhausted {
                 // Every row of the tier: the next tier leaves them out.
