@@ -117,6 +117,22 @@ struct TypoTiersTests {
         #expect(try index.explain(request).statements.contains { $0.arguments.description.contains("0:0@") })
     }
 
+    @Test("the planner estimates a listed word, or alternatives all listed, by the lists' exact counts")
+    func estimatesFromLists() throws {
+        let index = try Self.newIndex("tiers-estimates", items: Self.items(0..<2_000, seed: 77))
+        try index.read { db in
+            func count(_ expression: String) throws -> Int {
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH ?", arguments: [expression]) ?? 0
+            }
+            for (query, expected) in [("europe", try count("europe")), ("santa", try count("santa")),
+                                      ("europe OR lake", try count("europe") + count("lake"))] {
+                let parsed = try QueryParser.parse(query)
+                var search = Search(db: db, request: SearchRequest(query: query), parsed: parsed)
+                #expect(try search.estimate(parsed) == expected, "\(query)")
+            }
+        }
+    }
+
     @Test("random edits, stale and listed-again lists, every page checked against full scoring")
     func randomEdits() throws {
         var items = Self.items(0..<2_500, seed: 72)
