@@ -104,9 +104,9 @@ extension TermLeaders {
                        boundaryURI: boundary, partialBound: partial, documents: documents)
     }
 
-    /// The row counts of the words and prefixes whose lists are not stale (exact then), by key.
-    static func documents(of terms: [ParsedQuery.Term], db: Database) throws -> [String: Int] {
-        let keys = Set(terms.map { key(token: $0.tokens[0], isPrefix: $0.isPrefix) })
+    /// The row counts of the keys (words and prefixes, ``key(token:isPrefix:)``) whose lists are not stale
+    /// (exact then), by key.
+    static func documents(ofKeys keys: Set<String>, db: Database) throws -> [String: Int] {
         guard !keys.isEmpty else { return [:] }
         let sql = "SELECT term, documents FROM leader_terms WHERE stale = 0 AND term IN (\(databaseQuestionMarks(count: keys.count)))"
         var documents: [String: Int] = [:]

@@ -46,6 +46,10 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
             }
         }
 
+        /// The key of the term's leader list (``TermLeaders/key(token:isPrefix:)``): a word's or prefix's, and a
+        /// quoted single word's (the same phrase to FTS5); nil for several tokens.
+        var leaderKey: String? { tokens.count == 1 ? TermLeaders.key(token: tokens[0], isPrefix: isPrefix) : nil }
+
         /// The term and its expansions as FTS5 phrases, in order, with the edits of each (quoted as the
         /// term itself is, scalar by scalar).
         var phrases: [(expression: String, edits: Int)] { alternatives.map { ($0.term.expression, $0.edits) } }
@@ -86,10 +90,9 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         return plan.joined(separator: " ")
     }
 
-    /// Every word and prefix of the query, its typo expansions and exclusions included (phrases left out).
-    var singleTokenTerms: [Term] {
-        (required.joined().flatMap { $0.alternatives.map(\.term) } + excluded).filter { !$0.isPhrase && $0.tokens.count == 1 }
-    }
+    /// The leader-list key of every word and prefix of the query, its typo expansions and exclusions
+    /// included.
+    var leaderKeys: Set<String> { Set((required.joined().flatMap { $0.alternatives.map(\.term) } + excluded).compactMap(\.leaderKey)) }
 
     /// How many FTS5 phrases ``expression`` holds, expansions and excluded terms included.
     var phraseCount: Int { required.joined().reduce(excluded.count) { $0 + 1 + $1.expansions.count } }
@@ -102,8 +105,7 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
     var leaderKey: String? {
         guard required.count == 1, required[0].count == 1, excluded.isEmpty else { return nil }
         let term = required[0][0]
-        guard term.expansions.isEmpty, term.tokens.count == 1 else { return nil }
-        return TermLeaders.key(token: term.tokens[0], isPrefix: term.isPrefix)
+        return term.expansions.isEmpty ? term.leaderKey : nil
     }
 
     /// The one word of a query that is one word with typo expansions and nothing else (no alternatives or

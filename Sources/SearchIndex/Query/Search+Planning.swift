@@ -48,11 +48,11 @@ extension Search {
         // a fifth of that, and `city` nearest-first read every match's place: 22 ms where the R-tree's
         // circles take 2.5).
         if request.usesTermLeaders, parsed.required.count == 1, parsed.excluded.isEmpty {
-            let alternatives = parsed.required[0].flatMap { $0.alternatives.map(\.term) }
-            if alternatives.allSatisfy({ !$0.isPhrase && $0.tokens.count == 1 }) {
-                let counts = try TermLeaders.documents(of: alternatives, db: db)
-                let keys = alternatives.map { TermLeaders.key(token: $0.tokens[0], isPrefix: $0.isPrefix) }
-                if keys.allSatisfy({ counts[$0] != nil }) { return Set(keys).reduce(0) { $0 + (counts[$1] ?? 0) } }
+            let keys = Set(parsed.required[0].flatMap { $0.alternatives.compactMap(\.term.leaderKey) })
+            // Every alternative a word or prefix with its own list (a repeated one falls back to the sample).
+            if keys.count == parsed.phraseCount {
+                let counts = try TermLeaders.documents(ofKeys: keys, db: db)
+                if counts.count == keys.count { return counts.values.reduce(0, +) }
             }
         }
         if !parsed.hasPrefix {
@@ -81,8 +81,8 @@ extension Search {
         for (index, token) in tokens.enumerated() {
             let count: Int
             let isLastPrefix = isPrefix && index == tokens.count - 1
-            if let listed = try Int.fetchOne(db.cachedStatement(sql: "SELECT documents FROM leader_terms WHERE term = ? AND stale = 0"),
-                                             arguments: [TermLeaders.key(token: token, isPrefix: isLastPrefix)]) {
+            let key = TermLeaders.key(token: token, isPrefix: isLastPrefix)
+            if request.usesTermLeaders, let listed = try TermLeaders.documents(ofKeys: [key], db: db)[key] {
                 // A leader list's count is exact and free; the vocabulary counts by scanning doclists (every
                 // term of `san*`'s: `San*` within 100 km, 10.4 → 8.7 ms at 940k items).
                 count = listed

@@ -35,7 +35,12 @@ extension Search {
             arguments += [min(request.limit, Int(Int32.max)), request.offset]
         }
         record(sql, arguments)
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
+        return try rankedCandidates(Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments))
+    }
+
+    /// Candidates from rows of `id, uri, entity, display_name, latitude, longitude, score` (the ranking's minus).
+    func rankedCandidates(_ rows: [Row]) throws -> [Candidate] {
+        try rows.map { row in
             Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
                       latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
         }
@@ -56,7 +61,7 @@ extension Search {
             FROM items_fts JOIN items i ON i.id = items_fts.rowid
             WHERE items_fts MATCH ? AND items_fts.rowid >= ? AND items_fts.rowid <= ?\(filter.sql)\(prunes ? " AND searchlight_placed(i.latitude, i.longitude, ?)" : "") AND searchlight_in_ids(items_fts.rowid, ?)
             """ + (prunes ? " ORDER BY score, i.uri LIMIT \(needed)" : "")  // a literal: the id set's parameter stays last
-        let plan = countedPhrasePlan()
+        let plan = try countedPhrasePlan()
         let statement = try db.cachedStatement(sql: sql)
         // A scan per run of nearby row ids, when the doclist entries between runs cost more than a statement.
         // An excluded prefix is merged again by each scan as much as a required one.
@@ -68,12 +73,7 @@ extension Search {
             record(sql, arguments + (prunes ? ["(the place filters)"] : []) + ["(\(ids.count) row ids)"])
             statement.setUncheckedArguments(arguments)
             func fetch() throws -> [Candidate] {
-                try SQLiteCall.withIDSet(ids, boundTo: statement) {
-                    try Row.fetchAll(statement).map { row in
-                        Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
-                                  latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
-                    }
-                }
+                try SQLiteCall.withIDSet(ids, boundTo: statement) { try rankedCandidates(Row.fetchAll(statement)) }
             }
             guard prunes else { candidates += try fetch(); continue }
             // The place filters' parameter comes just before the id set's, the last.
@@ -151,7 +151,7 @@ extension Search {
     mutating func textScores(expression: String, ids: [Int64]) throws -> [Int64: Double] {
         var scores: [Int64: Double] = [:]
         // Each value of the IN list is a filter of its own: without the counts, each would count the rows again.
-        let plan = countedPhrasePlan()
+        let plan = try countedPhrasePlan()
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
             let sql = """

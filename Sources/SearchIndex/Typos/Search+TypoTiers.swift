@@ -10,10 +10,10 @@ import GRDB
 /// list (``TermLeaders``) is answered from its list:
 /// - a listed term's row that holds no other phrase of its tier nor of a tier before scores exactly what
 ///   the list scores for the term alone, less the tier's penalty (only a word's closest alternatives count);
-/// - the rows holding a listed term and another phrase of the tier are found with FTS5 (`a AND b`, seeking
-///   through the large doclist) and scored one by one, the listed terms' document counts given to the
-///   ranking so that it does not count their rows;
-/// - the other phrases' rows are scanned, pruned to the page.
+/// - the other phrases' rows, and the rows holding two listed terms, are scanned once and scored by every
+///   phrase of the tier: `(steering) AND (the tier's phrases)` visits only the former, seeking through the
+///   lists' large doclists; the steering phrases never count (`x` in the phrase plan), and the listed terms'
+///   row counts are given to the ranking (`@n`) so that it does not walk their doclists to count them.
 /// A tier with a listed term answers only when its last row needed beats every row its lists left off,
 /// as a list alone does; otherwise the search scores every row, as before.
 extension Search {
@@ -113,7 +113,7 @@ extension Search {
     private mutating func tierRows(expression: String, plan: String, keep: Int) throws -> [Candidate] {
         let arguments: StatementArguments = [plan, keep, expression, keep]
         record(Self.tierSQL, arguments)
-        return try candidates(Row.fetchAll(db.cachedStatement(sql: Self.tierSQL), arguments: arguments))
+        return try rankedCandidates(Row.fetchAll(db.cachedStatement(sql: Self.tierSQL), arguments: arguments))
     }
 
     /// A tier's best rows (what `explain` shows of a search answered tier by tier).
@@ -122,12 +122,4 @@ extension Search {
         FROM items_fts JOIN items i ON i.id = items_fts.rowid
         WHERE items_fts MATCH ? ORDER BY score, i.uri LIMIT ?
         """
-
-    /// Candidates from rows of `id, uri, entity, display_name, latitude, longitude, score` (the ranking's minus).
-    func candidates(_ rows: [Row]) throws -> [Candidate] {
-        try rows.map { row in
-            Candidate(id: try row.integer(0), uri: try row.text(1), entity: try row.text(2), displayName: try row.text(3),
-                      latitude: try row.optionalNumber(4), longitude: try row.optionalNumber(5), score: -(try row.number(6)), distance: nil)
-        }
-    }
 }
