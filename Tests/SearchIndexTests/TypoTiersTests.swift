@@ -50,9 +50,14 @@ struct TypoTiersTests {
     }
 
     /// Typed words that expand: a rare word beside a frequent neighbour, a typo of nothing typed, a frequent
-    /// word itself, two-edit words, a prefix.
+    /// word itself, two-edit words, a prefix; alternatives and exclusions.
     static let queries = ["europa", "europ", "Europa", "euroa", "siant", "saint", "sainte", "sant", "santa", "sinat", "lakes", "laken",
-                          "springfeld", "sprinfield", "sprngfield", "marsielle", "marseilles", "porto", "eurpoe", "saint*", "europ*", "eurppe"]
+                          "springfeld", "sprinfield", "sprngfield", "marsielle", "marseilles", "porto", "eurpoe", "saint*", "europ*", "eurppe",
+                          // Alternatives and exclusions: the tiers of one group, the excluded terms left out of each.
+                          "eurppe -city", "siant -lake", "sprngfield -lake -city", "eurppe OR sinat", "siant OR sainte", "sainx OR saitn",
+                          "eurppe OR \"saint lake\"", "europ* -porto",
+                          // Alternatives as typed, frequent and rare: the exact tier from the lists too.
+                          "europe OR eurppe", "city OR lake", "saint OR sant -city", "city OR \"new york\""]
 
     /// Every page of every query, tier by tier and scored whole: the same hits, the same scores. Returns how
     /// many pages the tiers answered.

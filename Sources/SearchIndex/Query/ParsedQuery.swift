@@ -108,12 +108,13 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         return term.expansions.isEmpty ? term.leaderKey : nil
     }
 
-    /// The one word of a query that is one word with typo expansions and nothing else (no alternatives or
-    /// exclusions): its tiers can be searched one at a time (``Search/typoTierPage(of:offset:limit:)``).
-    var typoTieredWord: Term? {
-        guard required.count == 1, required[0].count == 1, excluded.isEmpty else { return nil }
-        let term = required[0][0]
-        return !term.expansions.isEmpty && !term.isPhrase && term.tokens.count == 1 ? term : nil
+    /// The one group of a query that requires one group of alternatives (`europa OR rome`) or one word with
+    /// typo expansions: a row's typos are then those of its closest alternative, and its tiers can be searched
+    /// one at a time, frequent alternatives from their leader lists (``Search/typoTierPage(of:offset:limit:)``).
+    /// One word alone has its own list (``leaderKey``).
+    var typoTieredGroup: [Term]? {
+        guard required.count == 1, required[0].count > 1 || required[0].contains(where: { !$0.expansions.isEmpty }) else { return nil }
+        return required[0]
     }
 
     /// Whether some term has typo expansions.

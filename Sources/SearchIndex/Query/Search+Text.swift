@@ -19,9 +19,9 @@ extension Search {
             record(TermLeaders.listSQL, [key])
             return page
         }
-        // One word with typo expansions: tier by tier, its frequent expansions from their leader lists.
-        if prunes, request.usesTermLeaders, filter.sql.isEmpty, let word = parsed?.typoTieredWord,
-           let page = try typoTierPage(of: word, offset: request.offset, limit: request.limit) {
+        // Alternatives, or a word with typo expansions: tier by tier, frequent alternatives from their lists.
+        if prunes, request.usesTermLeaders, filter.sql.isEmpty, let group = parsed?.typoTieredGroup,
+           let page = try typoTierPage(of: group, offset: request.offset, limit: request.limit) {
             return page
         }
         var sql = """

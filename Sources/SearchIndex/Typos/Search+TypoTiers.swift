@@ -20,11 +20,13 @@ extension Search {
     /// The most listed terms a tier may have: their pairs are steering phrases of its scan.
     static let mostListedPerTier = 6
 
-    /// The page `offset..<offset + limit` of a one-word search with typo expansions, from its tiers; nil when
-    /// a tier's lists cannot prove the page (it is then scored whole).
-    mutating func typoTierPage(of word: ParsedQuery.Term, offset: Int, limit: Int) throws -> [Candidate]? {
+    /// The page `offset..<offset + limit` of a search for one group of terms with typo expansions (the
+    /// query's excluded terms left out of every tier), from its tiers; nil when a tier's lists cannot prove
+    /// the page (it is then scored whole).
+    mutating func typoTierPage(of group: [ParsedQuery.Term], offset: Int, limit: Int) throws -> [Candidate]? {
         let needed = offset + limit
-        let alternatives = word.alternatives
+        let alternatives = group.flatMap(\.alternatives)
+        let excluded = parsed?.excluded.map(\.expression) ?? []
         var found: [Candidate] = []
         // The phrases of the tiers done (their rows all in `found`), which later tiers leave out.
         var lower: [Int] = [], lowerIDs: Set<Int64> = []
@@ -34,9 +36,8 @@ extension Search {
             let penalty = SearchIndex.typoPenalty * Double(edits)
             var listed: [(index: Int, listing: TermLeaders.Listing)] = [], rest: [Int] = []
             for index in members {
-                let term = alternatives[index].term
-                let key = TermLeaders.key(token: term.tokens[0], isPrefix: term.isPrefix)
-                if let listing = try TermLeaders.listing(key: key, plan: "0:0", db: db), listing.bound != nil {
+                if let key = alternatives[index].term.leaderKey, let listing = try TermLeaders.listing(key: key, plan: "0:0", db: db),
+                   listing.bound != nil {
                     record(TermLeaders.listSQL, [key])
                     listed.append((index, listing))
                 } else {
@@ -44,8 +45,12 @@ extension Search {
                 }
             }
             func phrase(_ index: Int) -> String { alternatives[index].term.expression }
-            func either(_ indices: [Int]) -> String { "(" + indices.map(phrase).joined(separator: " OR ") + ")" }
-            let exclusion = lower.isEmpty ? "" : " NOT " + either(lower)
+            func either(_ phrases: [String]) -> String { "(" + phrases.joined(separator: " OR ") + ")" }
+            func either(_ indices: [Int]) -> String { either(indices.map(phrase)) }
+            // The tiers before and the query's excluded terms, left out (in the plan: each "-").
+            let leftOut = lower.map(phrase) + excluded
+            let exclusion = leftOut.isEmpty ? "" : " NOT " + either(leftOut)
+            let leftOutPlan = leftOut.map { _ in "-" }
             let listedIndices = listed.map(\.index)
 
             var tier: [Candidate] = []
@@ -54,7 +59,7 @@ extension Search {
             var restExhausted = true
             if listed.isEmpty {
                 // The tier's rows, the page's worth of them.
-                let plan = (rest.map { _ in "0:\(edits)" } + lower.map { _ in "-" }).joined(separator: " ")
+                let plan = (rest.map { _ in "0:\(edits)" } + leftOutPlan).joined(separator: " ")
                 let rows = try tierRows(expression: either(rest) + exclusion, plan: plan, keep: wanted)
                 restExhausted = rows.count < wanted
                 tier = rows
@@ -64,6 +69,8 @@ extension Search {
                 // large doclists, and the steering phrases do not count. Their ids, unscored, tell the lists'
                 // rows apart from them.
                 guard listed.count <= Self.mostListedPerTier else { return nil }
+                // A listed phrase twice in the tier (`sainx OR saitn` both expand to `saint`) pairs with itself:
+                // its rows, which the ranking scores by both copies, are all scanned, none taken from its list.
                 var steering = rest.map(phrase)
                 for (position, first) in listedIndices.enumerated() {
                     for second in listedIndices[(position + 1)...] { steering.append("(\(phrase(first)) AND \(phrase(second)))") }
@@ -72,7 +79,7 @@ extension Search {
                     let steeringPhrases = rest.count + listed.count * (listed.count - 1)
                     let documents = Dictionary(uniqueKeysWithValues: listed.map { ($0.index, $0.listing.documents) })
                     let plan = (Array(repeating: "x@0", count: steeringPhrases) + members.map { "0:\(edits)" + (documents[$0].map { "@\($0)" } ?? "") }
-                                + lower.map { _ in "-" }).joined(separator: " ")
+                                + leftOutPlan).joined(separator: " ")
                     let expression = "((" + steering.joined(separator: " OR ") + ") AND " + either(members) + ")" + exclusion
                     tier = try tierRows(expression: expression, plan: plan, keep: wanted)
                     let sql = "SELECT rowid FROM items_fts WHERE items_fts MATCH ?"
@@ -81,9 +88,18 @@ extension Search {
                 }
             }
 
-            // The listed terms' rows that hold no other phrase of this tier or of one before: as listed.
+            // The listed terms' rows that hold no other phrase of this tier or of one before, nor an excluded
+            // term: as listed.
+            var excludedIDs: Set<Int64> = []
+            if !excluded.isEmpty, !listed.isEmpty {
+                let ids = Array(Set(listed.flatMap { $0.listing.rows.map(\.id) }))
+                let sql = "SELECT rowid FROM items_fts WHERE items_fts MATCH ? AND rowid IN (\(databaseQuestionMarks(count: ids.count)))"
+                let arguments: StatementArguments = [either(excluded)] + StatementArguments(ids)
+                record(sql, arguments)
+                excludedIDs = Set(try Int64.fetchAll(db, sql: sql, arguments: arguments))
+            }
             for (_, listing) in listed {
-                for var row in listing.rows where !scanned.contains(row.id) && !lowerIDs.contains(row.id) {
+                for var row in listing.rows where !scanned.contains(row.id) && !lowerIDs.contains(row.id) && !excludedIDs.contains(row.id) {
                     row.score -= penalty
                     tier.append(row)
                 }
