@@ -37,6 +37,9 @@ struct QueryBenchmark: ParsableCommand {
     @Option(help: "Runs.")
     var runs = 1_000
 
+    @Flag(help: "Also run it with the leader lists off (every match scored) and say whether the page is the same.")
+    var checkFullScoring = false
+
     func run() throws {
         let reader = try SearchIndex(path: index, mode: .readOnly)
         var request = SearchRequest(query: query)
@@ -54,6 +57,12 @@ struct QueryBenchmark: ParsableCommand {
         var hits = 0
         for _ in 0..<max(1, runs) {
             times.append(try Clock.seconds { hits = try reader.search(request).hits.count })
+        }
+        if checkFullScoring {
+            var whole = request
+            whole.usesTermLeaders = false
+            func page(_ request: SearchRequest) throws -> [String] { try reader.search(request).hits.map { "\($0.uri) \($0.score)" } }
+            print(try page(request) == page(whole) ? "same page as full scoring" : "DIFFERENT page from full scoring")
         }
         let (p50, p99) = IndexBenchmark.percentiles(times)
         print("\(hits) hits, \(times.count) runs: p50 \(IndexBenchmark.ms(p50)) ms, p99 \(IndexBenchmark.ms(p99)) ms, slowest \(IndexBenchmark.ms(times.max() ?? 0)) ms")
