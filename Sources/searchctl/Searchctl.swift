@@ -86,7 +86,13 @@ struct Searchctl: ParsableCommand {
         }
         let arguments = CommandLine.arguments.dropFirst()
         let subcommand = configuration.subcommands.map { $0.configuration.commandName ?? "" }.first { arguments.contains($0) }
-        printError(message + "; see 'searchctl\(subcommand.map { " " + $0 } ?? "") --help'", code: .usage)
+        var hint = "see 'searchctl\(subcommand.map { " " + $0 } ?? "") --help'"
+        // `berln -germany`: a word to leave out, which the parser took for an option.
+        if let subcommand, ["search", "explain"].contains(subcommand),
+           let word = arguments.first(where: { $0.count > 2 && $0.hasPrefix("-") && !$0.hasPrefix("--") && message.contains("'\($0)'") }) {
+            hint = "to leave '\(word.dropFirst())' out of the hits, put the query after --: searchctl \(subcommand) [options] -- … \(word)"
+        }
+        printError(message + "; " + hint, code: .usage)
         Foundation.exit(ExitStatus.usage.rawValue)
     }
 }

@@ -98,6 +98,10 @@ struct CommandLineTruthTests {
         #expect(twice.status == 64 && twice.stderr.contains("--limit was given more than once; give it once (a second value would silently replace the first)"),
                 "\(twice.stderr)")
         #expect(try CLI.run(["search", "sydney", "--store", store, "--store", store]).stderr.contains("one command reads one store and one index"))
+        // A word to leave out, typed where the parser reads options, says how to type it.
+        let excluded = try CLI.run(["search", "sydney", "-australia", "--store", store])
+        #expect(excluded.status == 64 && excluded.stderr.contains("to leave 'australia' out of the hits, put the query after --"), "\(excluded.stderr)")
+        #expect(try CLI.run(["search", "--store", store, "--", "sydney", "-australia"]).status != 64)
     }
 
     @Test("output that cannot be written is exit 74 and one line, whatever the command", arguments: [
