@@ -119,7 +119,7 @@ struct IndexBenchmark: ParsableCommand {
         try row("typo top-20 (one edit)", workload.typos.map { SearchRequest(query: $0) }, { try baseline.typo($0.query ?? "") }, scoredWhole: true)
         try row("prefix top-20", workload.prefixes.map { SearchRequest(query: $0 + "*") }, { try baseline.text("\"\(($0.query ?? "").dropLast())\" *") },
                 scoredWhole: true)
-        try row("phrase top-20", workload.phrases.map { SearchRequest(query: "\"\($0)\"") }) { try baseline.text($0.query ?? "") }
+        try row("phrase top-20", workload.phrases.map { SearchRequest(query: "\"\($0)\"") }, { try baseline.text($0.query ?? "") }, scoredWhole: true)
         try row("bbox 1°×1°", workload.boxes.map { SearchRequest(boundingBox: $0) }, { try baseline.box($0.boundingBox) }, compare: true)
         try row("radius 25 km", workload.centers.map { SearchRequest(near: $0, radius: 25_000) }, { try baseline.radius(center: $0.near, radius: 25_000) }, compare: true)
         try row("radius 30 km, every hit", workload.centers.map { SearchRequest(near: $0, radius: 30_000, limit: 100_000) }, {

@@ -35,10 +35,15 @@ struct TermLeadersTests {
     /// Prefixes of the words, short and long, one of them a whole word, some typed in capitals.
     static let prefixes = ["s*", "sa*", "San*", "sant*", "santa*", "j*", "ju*", "c*", "ma*", "YO*", "p*", "port*", "n*", "ne*"]
 
-    /// Every page of every word and prefix, from the lists and from full scoring: the same hits, the same
-    /// scores. Returns how many pages the lists answered.
+    /// Phrases of two and three words, some in many names, some in none; typed as phrases, and as one word
+    /// of several tokens (`new-york`, the same phrase to FTS5).
+    static let phrases = ["\"san juan\"", "\"New York\"", "\"santa maria\"", "\"york city port\"", "\"city city\"", "new-york",
+                          "\"port saint san\"", "\"jose\"", "\"juan jose maria\""]
+
+    /// Every page of every word, prefix and phrase, from the lists and from full scoring: the same hits, the
+    /// same scores. Returns how many pages the lists answered.
     @discardableResult
-    static func expectSamePages(_ index: SearchIndex, _ context: String, queries: [String] = words + ["Saint", "SAN"] + prefixes) throws -> Int {
+    static func expectSamePages(_ index: SearchIndex, _ context: String, queries: [String] = words + ["Saint", "SAN"] + prefixes + phrases) throws -> Int {
         var answered = 0
         for word in queries {
             for (limit, offset) in [(1, 0), (5, 0), (20, 0), (20, 3), (7, 40), (64, 0), (30, 50)] {
@@ -72,8 +77,34 @@ struct TermLeadersTests {
     /// Whether a key is a prefix's, by its last byte (a character may cluster with the star).
     static func isPrefixKey(_ key: String) -> Bool { key.utf8.last == UInt8(ascii: "*") }
 
+    /// The phrases a refresh lists, computed apart: runs of two or three words of a display name (every
+    /// name read: fewer items than the sample) in a quarter of the phrase minimum's names or more, whose
+    /// rows FTS5 counts at that minimum or more.
+    static func frequentPhrases(in index: SearchIndex, minimumDocuments: Int) throws -> Set<String> {
+        let minimum = TermLeaders.minimumPhraseDocuments(minimumDocuments)
+        return try index.read { db in
+            var names: [String: Int] = [:]
+            for name in try String.fetchAll(db, sql: "SELECT display_name FROM items") {
+                let words = name.lowercased().split(separator: " ").map(String.init)
+                var runs: Set<String> = []
+                for length in [2, 3] where words.count >= length {
+                    for start in 0...(words.count - length) { runs.insert(words[start..<start + length].joined(separator: " ")) }
+                }
+                for run in runs { names[run, default: 0] += 1 }
+            }
+            return try Set(names.filter { Double($0.value) >= Double(minimum) / 4 }.keys.filter { phrase in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM items_fts WHERE items_fts MATCH ?", arguments: ["\"\(phrase)\""]) ?? 0 >= minimum
+            })
+        }
+    }
+
+    /// Whether a key is a phrase's: several tokens, joined by spaces.
+    static func isPhraseKey(_ key: String) -> Bool { key.contains(" ") }
+
     static func touchedKeys(by tokens: Set<String>, in index: SearchIndex) throws -> Set<String> {
         try listedKeys(index).filter { key in
+            // A phrase's list by any of its tokens.
+            if isPhraseKey(key) { return key.split(separator: " ").contains { tokens.contains(String($0)) } }
             guard isPrefixKey(key) else { return tokens.contains(key) }
             let prefix = Array(key.utf8.dropLast())
             return tokens.contains { Array($0.utf8).starts(with: prefix) }
@@ -84,7 +115,11 @@ struct TermLeadersTests {
     func pagesEqualFullScoring() throws {
         let index = try Self.newIndex("leaders-pages", items: Self.items(0..<3_000, seed: 5))
         let listed = try Self.listedKeys(index)
-        #expect(Set(listed.filter { !Self.isPrefixKey($0) }) == Set(Self.words))
+        #expect(Set(listed.filter { !Self.isPrefixKey($0) && !Self.isPhraseKey($0) }) == Set(Self.words))
+        // Phrases of the names: every pair of words is in dozens of names here.
+        let phrases = try Self.frequentPhrases(in: index, minimumDocuments: 100)
+        #expect(Set(listed.filter(Self.isPhraseKey)) == phrases)
+        #expect(phrases.isSuperset(of: Self.words.flatMap { first in Self.words.map { first + " " + $0 } }))
         // Every prefix of a word is held by 100 rows or more here, and a prefix of no word by none.
         let prefixes = Set(Self.words.flatMap { word in (1...word.count).map { String(word.prefix($0)) + "*" } })
         #expect(Set(listed.filter(Self.isPrefixKey)) == prefixes)
@@ -93,6 +128,11 @@ struct TermLeadersTests {
         var prefix = SearchRequest(query: "San*", limit: 20)
         prefix.typoTolerance = false
         #expect(try Self.usedList(index, prefix))
+        for phrase in ["\"San Juan\"", "\"new york\""] {
+            var request = SearchRequest(query: phrase, limit: 20)
+            request.typoTolerance = false
+            #expect(try Self.usedList(index, request), "\(phrase)")
+        }
         // A page past the list is always scored in full.
         var deep = SearchRequest(query: "city", limit: 20, offset: 60)
         deep.typoTolerance = false
@@ -247,7 +287,8 @@ struct TermLeadersTests {
         try Self.expectSamePages(index, "prefixes registered")
         while try index.maintain(budget: 10) {}
         #expect(try Self.staleTerms(index).isEmpty)
-        #expect(try Self.listedKeys(index) == prefixes.union(Self.words))
+        let phrases = try Self.frequentPhrases(in: index, minimumDocuments: 100)
+        #expect(try Self.listedKeys(index) == prefixes.union(Self.words).union(phrases))
         #expect(try Self.usedList(index, request))
         #expect(try Self.expectSamePages(index, "prefixes listed while idle") > 40)
     }
@@ -284,6 +325,30 @@ struct TermLeadersTests {
             #expect(found.count == expected.count, "minimum \(minimum): no key twice")
             for (key, documents) in found where Self.isPrefixKey(key) { #expect(documents == sums[key], "\(key)") }
         }
+    }
+
+    @Test("a phrase whose words are too rare for lists of their own is watched through them")
+    func phraseOfUnlistedWords() throws {
+        var items = Self.items(0..<2_000, seed: 95)
+        // 60 rows hold `alpha beta`: a phrase list (12 rows or more here), no word list (100).
+        for key in 0..<60 { items[key * 30].displayName = key % 2 == 0 ? "alpha beta" : "alpha beta city" }
+        let index = try Self.newIndex("leaders-rare-words", items: items)
+        let listed = try Self.listedKeys(index)
+        #expect(listed.contains("alpha beta") && !listed.contains("alpha") && !listed.contains("beta"))
+        var request = SearchRequest(query: "\"alpha beta\"", limit: 20)
+        request.typoTolerance = false
+        #expect(try Self.usedList(index, request))
+        // One of them renamed: the phrase's list is stale, by its word `alpha`.
+        var renamed = items[30]
+        renamed.displayName = "alpha"
+        renamed.text = []
+        try index.apply(IndexBatch(prepared: [PreparedItem(renamed)], checkpoint: IndexFixtures.checkpoint(2)))
+        #expect(try Self.staleTerms(index).contains("alpha beta"))
+        #expect(try !Self.usedList(index, request))
+        try Self.expectSamePages(index, "a rare phrase renamed", queries: ["\"alpha beta\"", "\"alpha beta city\"", "alpha"])
+        try index.maintain(budget: 10)
+        #expect(try Self.usedList(index, request))
+        #expect(try Self.expectSamePages(index, "a rare phrase listed again", queries: ["\"alpha beta\"", "\"alpha beta city\""]) > 5)
     }
 
     @Test("a value holding NUL touches the lists of the words on both sides of it")

@@ -82,7 +82,8 @@ extension TermLeaders {
         statement.setUncheckedArguments([key])
         let handle = statement.sqliteStatement
         defer { sqlite3_reset(handle) }
-        guard let scorer = scorer(plan: plan, documents: documents, rows: statistics.rows, averages: statistics.averages) else { return nil }
+        guard let scorer = scorer(plan: plan, documents: documents, rows: statistics.rows, averages: statistics.averages,
+                                  phraseSize: tokens(ofKey: key).count) else { return nil }
         defer { searchlight_scorer_free(scorer) }
         var candidates: [SearchCandidate] = []
         var instances: [searchlight_instance] = []
@@ -104,7 +105,7 @@ extension TermLeaders {
                        boundaryURI: boundary, partialBound: partial, documents: documents)
     }
 
-    /// The row counts of the keys (words and prefixes, ``key(token:isPrefix:)``) whose lists are not stale
+    /// The row counts of the keys (words, prefixes and phrases, ``key(token:isPrefix:)``, ``key(phrase:)``) whose lists are not stale
     /// (exact then), by key.
     static func documents(ofKeys keys: Set<String>, db: Database) throws -> [String: Int] {
         guard !keys.isEmpty else { return [:] }
@@ -159,8 +160,10 @@ extension TermLeaders {
         }
     }
 
-    static func scorer(plan: String, documents: Int, rows: Int64, averages: [Double]) -> OpaquePointer? {
-        let sizes: [Int32] = [1], frequencies = [Double(documents)]
+    /// The scorer of a list's one phrase (`phraseSize` tokens: a phrase's instance covers them all).
+    static func scorer(plan: String, documents: Int, rows: Int64, averages: [Double], phraseSize: Int = 1) -> OpaquePointer? {
+        // Bounded as the scorer bounds a column: a phrase longer than any column covers it whole.
+        let sizes: [Int32] = [Int32(Swift.min(Swift.max(phraseSize, 1), 1 << 20))], frequencies = [Double(documents)]
         return plan.withCString { plan in searchlight_scorer_create(1, sizes, frequencies, rows, averages, plan) }
     }
 

@@ -28,6 +28,11 @@ import GRDBSQLite
 /// A prefix a search as you type sends (`san*`) has a list too, keyed `san*` (schema 10): its best rows for
 /// the prefix alone, watched by every token starting with it. Frequent prefixes are registered stale when
 /// an export ends and listed by an idle follower, since listing them costs a third of the export.
+///
+/// So does a frequent phrase (`"San Juan"`), keyed by its tokens, `san juan` (schema 13): the runs of two
+/// or three words that open or fill many display names, held by ``minimumPhraseDocuments(_:)`` rows or
+/// more, listed when the terms are. A phrase's list is watched through each of its tokens: a write holding
+/// any of them marks it stale, a superset of those that held the phrase.
 enum TermLeaders {
     /// The fewest rows holding a term for it to be listed: below, scoring every row takes about a millisecond.
     static let minimumDocuments = 2_000
@@ -67,6 +72,14 @@ enum TermLeaders {
     /// the tokenizer's words are letters, digits and marks, joined by word-inner separators only).
     static func key(token: String, isPrefix: Bool) -> String { isPrefix ? token + "*" : token }
 
+    /// A phrase's key: its tokens joined by spaces (no token holds a space).
+    static func key(phrase tokens: [String]) -> String { tokens.joined(separator: " ") }
+
+    /// The tokens a key's phrase holds: one for a term's or a prefix's key, several for a phrase's.
+    static func tokens(ofKey key: String) -> [String] {
+        token(ofKey: key).token.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+    }
+
     /// The token a key lists and whether it is a prefix.
     static func token(ofKey key: String) -> (token: String, isPrefix: Bool) {
         // By bytes: a character may join the star (a Prepend scalar such as U+0D4E clusters with what
@@ -75,10 +88,11 @@ enum TermLeaders {
         return (String(decoding: key.utf8.dropLast(), as: UTF8.self), true)
     }
 
-    /// The FTS5 phrase of a key, quoted as a query's word or prefix is.
+    /// The FTS5 phrase of a key, quoted as a query's word, prefix or phrase is.
     static func expression(of key: String) -> String {
-        let (token, isPrefix) = token(ofKey: key)
-        return ParsedQuery.Term(text: token, tokens: [token], isPrefix: isPrefix, isPhrase: false).expression
+        let (text, isPrefix) = token(ofKey: key)
+        let tokens = tokens(ofKey: key)
+        return ParsedQuery.Term(text: text, tokens: tokens, isPrefix: isPrefix, isPhrase: tokens.count > 1).expression
     }
 
     // MARK: Keeping lists true
@@ -90,7 +104,9 @@ enum TermLeaders {
         let generation = try Int64.fetchOne(db.cachedStatement(sql: "SELECT generation FROM leader_state")) ?? 0
         guard searchlight_watch_generation(offers) != generation else { return }
         searchlight_watch_reset(offers, generation)
-        for term in try String.fetchAll(db.cachedStatement(sql: "SELECT term FROM leader_terms WHERE stale = 0")) {
+        // A phrase's list is watched through each of its tokens: a document holding the phrase holds them all.
+        let keys = try String.fetchAll(db.cachedStatement(sql: "SELECT term FROM leader_terms WHERE stale = 0"))
+        for term in Set(keys.flatMap { key in isPhrase(key) ? tokens(ofKey: key) : [key] }) {
             var term = term
             let status = term.withUTF8 { utf8 in
                 utf8.withMemoryRebound(to: CChar.self) { searchlight_watch_term(offers, $0.baseAddress, Int32($0.count)) }
@@ -121,9 +137,18 @@ enum TermLeaders {
         }
         // Lists stay watched until the next listing: most touched in a follower's storm are stale already,
         // and marking them again would rewrite their rows at every save.
+        guard !touched.isEmpty else { return }
         let mark = try db.cachedStatement(sql: "UPDATE leader_terms SET stale = 1 WHERE term = ? AND stale = 0")
         for term in touched { try mark.execute(arguments: [term]) }
+        // A phrase's list is stale when a document held one of its tokens: a superset of those that held
+        // the phrase, which the tokenizer does not tell.
+        let tokens = Set(touched)
+        let phrases = try String.fetchAll(db.cachedStatement(sql: "SELECT term FROM leader_terms WHERE stale = 0 AND instr(term, ' ') > 0"))
+        for phrase in phrases where Self.tokens(ofKey: phrase).contains(where: tokens.contains) { try mark.execute(arguments: [phrase]) }
     }
+
+    /// Whether a key is a phrase's (several tokens).
+    static func isPhrase(_ key: String) -> Bool { key.utf8.contains(UInt8(ascii: " ")) }
 
     /// A change that moves scores without FTS5 seeing it (an item's static rank): every list is stale.
     static func touchAll(_ offers: UnsafeMutableRawPointer?) {
@@ -139,7 +164,8 @@ enum TermLeaders {
     // MARK: Listing
 
     /// Lists every term held by `minimumDocuments` rows or more, anew (a first export's or a rebuild's end),
-    /// and the prefixes whose terms are: at once with `listingPrefixes`, else registered stale for
+    /// the frequent phrases of the names (``candidatePhrases(minimumDocuments:db:)``), and the prefixes
+    /// whose terms are: at once with `listingPrefixes`, else registered stale for
     /// ``refreshStale(_:budget:)`` to list while a follower is idle. A prefix's scan makes FTS5 merge the
     /// doclists of every term it covers, positions included, and the short prefixes cover most rows several
     /// times over: listing them all took a first export of the full Corpus from 8.7 s to 11 s.
@@ -148,7 +174,9 @@ enum TermLeaders {
         try saveTouched(db)
         try forgetAll(db)
         let candidates = try candidateKeys(minimumDocuments: minimumDocuments, db: db)
+        // Through the page cache too: the sample's seeks touch most of the items table.
         try withoutMemoryMap(db) {
+            let phrases = try candidatePhrases(minimumDocuments: minimumDocuments, db: db)
             for (key, documents) in candidates {
                 if listingPrefixes || !token(ofKey: key).isPrefix {
                     try list(key, minimumDocuments: minimumDocuments, db: db)
@@ -156,8 +184,67 @@ enum TermLeaders {
                     try register(key, documents: documents, db: db)
                 }
             }
+            for phrase in phrases { try list(phrase, minimumDocuments: minimumPhraseDocuments(minimumDocuments), db: db) }
         }
         try bumpGeneration(db)
+    }
+
+    /// Lists the frequent phrases, leaving the other lists as they are (an index listed by a build without
+    /// phrase lists).
+    static func refreshPhrases(_ db: Database, minimumDocuments: Int = minimumDocuments) throws {
+        try saveTouched(db)
+        try withoutMemoryMap(db) {
+            for phrase in try candidatePhrases(minimumDocuments: minimumDocuments, db: db) {
+                try db.execute(sql: "DELETE FROM term_leaders WHERE term = ?; DELETE FROM leader_terms WHERE term = ?", arguments: [phrase, phrase])
+                try list(phrase, minimumDocuments: minimumPhraseDocuments(minimumDocuments), db: db)
+            }
+        }
+        try bumpGeneration(db)
+    }
+
+    /// The fewest rows holding a phrase for it to be listed: an eighth of a term's (250). A phrase's page
+    /// must come within a millisecond where a word's may take two, and a search that reads a match's pages
+    /// for the first time pays about 3 µs for it (`"Santa Ana"`, 480 rows: 1.7 ms the first time, 0.4 after).
+    static func minimumPhraseDocuments(_ minimumDocuments: Int) -> Int { Swift.max(1, minimumDocuments / 8) }
+
+    /// The display names a search for frequent phrases reads at most: evenly spaced items.
+    static let sampledNames = 65_536
+
+    /// The phrases of two or three words that open or fill the items' display names often enough that
+    /// they may be held by ``minimumPhraseDocuments(_:)`` rows: what people type between quotes is a name
+    /// (`"San Juan"`, 1,672 of 939,632 places, scored in 1.1 ms). Counted in a sample of the names, evenly
+    /// spaced by id, each phrase once per name; a phrase is a candidate when its estimated names reach a
+    /// quarter of that minimum (its alternate names and titles hold it too, and a sample errs). Listing
+    /// counts its rows exactly and keeps only those it finds frequent. Keys in
+    /// ``key(phrase:)`` form: the tokens a query of the phrase gives.
+    static func candidatePhrases(minimumDocuments: Int, db: Database) throws -> [String] {
+        guard let bounds = try Row.fetchOne(db, sql: "SELECT min(id), max(id), count(*) FROM items"),
+              let low: Int64 = bounds[0], let high: Int64 = bounds[1] else { return [] }
+        let items: Int = bounds[2]
+        guard items >= minimumPhraseDocuments(minimumDocuments) else { return [] }
+        let names: [String]
+        if items <= sampledNames {
+            names = try String.fetchAll(db, sql: "SELECT display_name FROM items")
+        } else {
+            // One seek per sampled id: reading every name of a million items took longer than the listing.
+            let next = try db.cachedStatement(sql: "SELECT display_name FROM items WHERE id >= ? ORDER BY id LIMIT 1")
+            let span = Double(high - low)
+            names = try (0..<sampledNames).compactMap { index in
+                try String.fetchOne(next, arguments: [low + Int64(span * Double(index) / Double(sampledNames))])
+            }
+        }
+        guard !names.isEmpty else { return [] }
+        var counts: [String: Int] = [:]
+        for name in names {
+            let tokens = SearchTokenizer.tokens(in: name).map(\.text)
+            var phrases: Set<String> = []
+            for length in 2...3 where tokens.count >= length {
+                for start in 0...(tokens.count - length) { phrases.insert(key(phrase: Array(tokens[start..<start + length]))) }
+            }
+            for phrase in phrases { counts[phrase, default: 0] += 1 }
+        }
+        let scale = Double(items) / Double(names.count), wanted = Double(minimumPhraseDocuments(minimumDocuments)) / 4
+        return counts.filter { Double($0.value) * scale >= wanted }.map(\.key).sorted()
     }
 
     /// Registers the frequent prefixes, stale, for an idle follower to list, leaving the terms' lists as
@@ -257,7 +344,8 @@ enum TermLeaders {
     /// not idempotent) is not listed: no search would look it up.
     static func list(_ key: String, minimumDocuments: Int, db: Database) throws {
         let (token, isPrefix) = token(ofKey: key)
-        guard SearchTokenizer.tokens(in: token).map(\.text) == [token], !isPrefix || token.utf8.count <= longestListedPrefix else { return }
+        let tokens = tokens(ofKey: key)
+        guard SearchTokenizer.tokens(in: token).map(\.text) == tokens, !isPrefix || (tokens.count == 1 && token.utf8.count <= longestListedPrefix) else { return }
         let phrase = expression(of: key)
         guard let statistics = try statistics(db) else { return }
         // The best rows by the score a query of the term alone gives them, with their instances; the row

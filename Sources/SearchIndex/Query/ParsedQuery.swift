@@ -47,8 +47,12 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         }
 
         /// The key of the term's leader list (``TermLeaders/key(token:isPrefix:)``): a word's or prefix's, and a
-        /// quoted single word's (the same phrase to FTS5); nil for several tokens.
-        var leaderKey: String? { tokens.count == 1 ? TermLeaders.key(token: tokens[0], isPrefix: isPrefix) : nil }
+        /// quoted single word's (the same phrase to FTS5); a phrase's (``TermLeaders/key(phrase:)``) for
+        /// several tokens, nil when its last is a prefix.
+        var leaderKey: String? {
+            if tokens.count == 1 { return TermLeaders.key(token: tokens[0], isPrefix: isPrefix) }
+            return tokens.count > 1 && !isPrefix ? TermLeaders.key(phrase: tokens) : nil
+        }
 
         /// The term and its expansions as FTS5 phrases, in order, with the edits of each (quoted as the
         /// term itself is, scalar by scalar).

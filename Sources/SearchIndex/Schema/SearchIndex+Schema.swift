@@ -149,9 +149,15 @@ extension SearchIndex {
             // the rows left off. Lists listed before have none and prove as they did.
             try db.execute(sql: TermLeaders.boundarySchema)
         }
+        migrator.registerMigration("v13") { db in
+            // Phrases' lists beside the words' (keys of several tokens, `san juan`), watched through their
+            // tokens. A build before this one would take such a key for a word and never mark it stale, so
+            // the version changes and it refuses the file.
+            try TermLeaders.refreshPhrases(db)
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 12
+    static let schemaVersion = 13
 }
