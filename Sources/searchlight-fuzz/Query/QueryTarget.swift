@@ -7,7 +7,9 @@ import GRDB
 /// too; the dictionary walk never strays past its edits or off the word's first letter.
 ///
 /// Parsed queries run against an in-memory FTS5 table with the index's own tokenizer and columns, and,
-/// expanded, against the index's own schema (its migrations) holding a few items; an error there is a crash.
+/// expanded, against the index's own schema (its migrations) holding a few items, every word, prefix and
+/// phrase of them listed; an error there is a crash, and so is a page the lists answer otherwise than
+/// full scoring.
 enum QueryTarget {
     static let database = FuzzDatabase.withTokenizer("""
         CREATE VIRTUAL TABLE items_fts USING fts5(display_name, title, text, keywords, tokenize='\(SearchTokenizer.name)');
@@ -21,7 +23,8 @@ enum QueryTarget {
             try SearchIndex.migrator.migrate(queue)
             try queue.write { db in
                 let names = ["Zürich", "Zurich", "Zuerich", "Zurigo", "Straße", "Strasse", "東京都", "naïve", "İstanbul", "Istanbul", "ǅemal",
-                             "😀smile", "Ÿpsilon", "Berlin", "Berlino", "Bern", "Москва", "Moskva", "Moscow", "DeviceMigrationState_FD0781A4"]
+                             "😀smile", "Ÿpsilon", "Berlin", "Berlino", "Bern", "Москва", "Moskva", "Moscow", "DeviceMigrationState_FD0781A4",
+                             "New York", "New York City", "San Juan", "San Juan City", "Bern City"]
                 try db.execute(sql: "INSERT INTO stores (id, uuid, path, token, updated_at) VALUES (1, 'S', '/s', 0, 0)")
                 for (offset, name) in names.enumerated() {
                     // Places spread over both hemispheres and the antimeridian, some without a place.
@@ -37,6 +40,13 @@ enum QueryTarget {
                 }
                 try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
                 try TermDictionary.refresh(db)
+                // Every word, prefix and phrase of the names listed: a search answered from a list must give
+                // what full scoring gives.
+                try TermLeaders.refresh(db, minimumDocuments: 1, listingPrefixes: true)
+                // The cached insert keeps its last arguments, a blob whose storage Swift references through a
+                // tagged enum payload that LeakSanitizer does not recognize as a pointer: dropped here, it
+                // is not reported as a leak at exit.
+                db.clearSchemaCache()
             }
         } catch {
             fatalError("searchlight-fuzz: cannot create the index schema: \(error)")
@@ -70,6 +80,16 @@ enum QueryTarget {
                         answers.append(try search.run().hits.map(\.uri))
                     }
                     guard Set(answers.map { $0.sorted() }).count == 1 else { fatalError("plans disagree on \(query.debugDescription): \(answers)") }
+                    // Words alone, a short page: leader lists (words, prefixes, phrases, typo tiers) answer
+                    // exactly what scoring every match answers.
+                    var pages: [[String]] = []
+                    for lists in [true, false] {
+                        var request = SearchRequest(query: query, limit: 3)
+                        request.usesTermLeaders = lists
+                        var search = Search(db: db, request: request, parsed: expanded)
+                        pages.append(try search.run().hits.map { "\($0.uri) \($0.score)" })
+                    }
+                    guard pages[0] == pages[1] else { fatalError("leader lists change the page of \(query.debugDescription): \(pages)") }
                 }
             } catch {
                 fatalError("FTS5 refuses the parsed query \(query.debugDescription): \(error)")
