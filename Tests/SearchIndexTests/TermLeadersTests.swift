@@ -351,6 +351,54 @@ struct TermLeadersTests {
         #expect(try Self.expectSamePages(index, "a rare phrase listed again", queries: ["\"alpha beta\"", "\"alpha beta city\""]) > 5)
     }
 
+    @Test("an index of schema 12 gains its phrases' lists when a writer migrates it, its other lists untouched, and watches them")
+    func migrationListsPhrases() throws {
+        var items = Self.items(0..<2_000, seed: 99)
+        // 300 rows hold `alpha beta`: above the phrase minimum of the default lists (250 rows).
+        for key in 0..<300 { items[key * 6].displayName = key % 3 == 0 ? "alpha beta" : "alpha beta port" }
+        let old = try Self.newIndex("leaders-migration", items: items)
+        // As schema 12 left it: no phrase's list, and no v13.
+        try old.write { db in
+            try db.execute(sql: """
+                DELETE FROM term_leaders WHERE instr(term, ' ') > 0; DELETE FROM leader_terms WHERE instr(term, ' ') > 0;
+                DELETE FROM grdb_migrations WHERE identifier = 'v13'; PRAGMA user_version = 12
+                """)
+        }
+        let before = try old.read { db in try Row.fetchAll(db, sql: "SELECT * FROM leader_terms ORDER BY term") }
+        let migrated = try SearchIndex(path: old.path, mode: .readWrite(permissions: nil))
+        let phrases = try Self.listedKeys(migrated).filter(Self.isPhraseKey)
+        #expect(phrases == ["alpha beta"])
+        #expect(try migrated.read { db in try Row.fetchAll(db, sql: "SELECT * FROM leader_terms WHERE instr(term, ' ') = 0 ORDER BY term") } == before)
+        var request = SearchRequest(query: "\"Alpha Beta\"", limit: 20)
+        request.typoTolerance = false
+        #expect(try Self.usedList(migrated, request))
+        try Self.expectSamePages(migrated, "migrated", queries: ["\"alpha beta\"", "\"alpha beta port\"", "alpha", "port"])
+        // The migrating writer watches the phrase's tokens: a rename holding `beta` alone marks it stale.
+        var renamed = items[6]
+        renamed.displayName = "beta"
+        renamed.text = []
+        try migrated.apply(IndexBatch(prepared: [PreparedItem(renamed)], checkpoint: IndexFixtures.checkpoint(2)))
+        #expect(try Self.staleTerms(migrated).contains("alpha beta"))
+        try Self.expectSamePages(migrated, "migrated, then renamed", queries: ["\"alpha beta\"", "\"alpha beta port\""])
+    }
+
+    @Test("a word whose one token holds a space once normalized never reads the list of the phrase it spells")
+    func tokenHoldingASpace() throws {
+        // U+037A is a letter inside a word that normalizes to a space and a mark; U+FDFB is two words.
+        #expect(SearchTokenizer.tokens(in: "sanͺjuan").map(\.text) == ["san juan"])
+        var items = Self.items(0..<2_000, seed: 97)
+        items[7].displayName = "sanͺjuan"
+        items[8].displayName = "\u{FDFB}"
+        items[9].displayName = "جل جلاله"
+        let index = try Self.newIndex("leaders-space-token", items: items)
+        #expect(try Self.listedKeys(index).contains("san juan"))
+        try Self.expectSamePages(index, "tokens holding a space",
+                                 queries: ["sanͺjuan", "\"sanͺjuan\"", "sanͺjuan OR york", "\u{FDFB}", "\"جل جلاله\"", "\"san juan\""])
+        var request = SearchRequest(query: "sanͺjuan", limit: 20)
+        request.typoTolerance = false
+        #expect(try index.search(request).hits.map(\.uri) == [items[7].uri])
+    }
+
     @Test("a value holding NUL touches the lists of the words on both sides of it")
     func nulInsideAValueTouchesItsWords() throws {
         let index = try Self.newIndex("leaders-nul", items: Self.items(0..<2_000, seed: 81))

@@ -72,7 +72,8 @@ enum TermLeaders {
     /// the tokenizer's words are letters, digits and marks, joined by word-inner separators only).
     static func key(token: String, isPrefix: Bool) -> String { isPrefix ? token + "*" : token }
 
-    /// A phrase's key: its tokens joined by spaces (no token holds a space).
+    /// A phrase's key: its tokens joined by spaces. A token may hold a space (normalizing `ͺ` or `ﷻ` makes
+    /// one): such a token has no list, since its key would read as a phrase's.
     static func key(phrase tokens: [String]) -> String { tokens.joined(separator: " ") }
 
     /// The tokens a key's phrase holds: one for a term's or a prefix's key, several for a phrase's.
@@ -274,14 +275,17 @@ enum TermLeaders {
         func close(downTo length: Int) {
             while let last = open.last, last.length > length {
                 open.removeLast()
-                if last.documents >= minimumDocuments { keys.append((String(decoding: previous[..<last.length], as: UTF8.self) + "*", last.documents)) }
+                if last.documents >= minimumDocuments, !previous[..<last.length].contains(UInt8(ascii: " ")) {
+                    keys.append((String(decoding: previous[..<last.length], as: UTF8.self) + "*", last.documents))
+                }
             }
         }
         let cursor = try Row.fetchCursor(db, sql: "SELECT term, doc FROM items_vocab")
         while let row = try cursor.next() {
             let term: String = try row.text(0), documents = Int(try row.integer(1))
             let bytes = Array(term.utf8)
-            if documents >= minimumDocuments { keys.append((term, documents)) }
+            // A term holding a space (see ``key(phrase:)``) would be listed as the phrase of its parts.
+            if documents >= minimumDocuments, !bytes.contains(UInt8(ascii: " ")) { keys.append((term, documents)) }
             var common = 0
             while common < Swift.min(bytes.count, previous.count), bytes[common] == previous[common] { common += 1 }
             close(downTo: common)

@@ -48,8 +48,11 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
 
         /// The key of the term's leader list (``TermLeaders/key(token:isPrefix:)``): a word's or prefix's, and a
         /// quoted single word's (the same phrase to FTS5); a phrase's (``TermLeaders/key(phrase:)``) for
-        /// several tokens, nil when its last is a prefix.
+        /// several tokens, nil when its last is a prefix. Nil too when a token holds a space: normalizing
+        /// makes one of `ͺ` (U+037A, a letter inside a word) and of `ﷻ` (U+FDFB, two words in one scalar), so
+        /// that `sanͺjuan`, one token, would read the list of the phrase `san juan`.
         var leaderKey: String? {
+            guard !tokens.contains(where: { $0.utf8.contains(UInt8(ascii: " ")) }) else { return nil }
             if tokens.count == 1 { return TermLeaders.key(token: tokens[0], isPrefix: isPrefix) }
             return tokens.count > 1 && !isPrefix ? TermLeaders.key(phrase: tokens) : nil
         }
