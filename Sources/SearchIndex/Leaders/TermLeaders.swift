@@ -20,7 +20,8 @@ import GRDBSQLite
 /// the writer adds or deletes and notes the listed terms it holds (`searchlight_watch_term`); the writer
 /// marks those lists stale in the same transaction (``saveTouched(_:)``). A change FTS5 does not see (an
 /// item's static rank alone) marks every list. (A writer of a build before schema 9 that opened the file
-/// before a newer build migrated it marks nothing: run one build's writers at a time.) A first export or a
+/// before a newer build migrated it marks nothing, and one before schema 13 never marks a phrase's list: run
+/// one build's writers at a time.) A first export or a
 /// rebuild lists the index's frequent terms when it ends (``refresh(_:minimumDocuments:listingPrefixes:)``);
 /// a follower lists stale terms again while idle, cheapest first, within a time budget
 /// (``refreshStale(_:budget:)``, through `IndexWriter.maintain(budget:)`).
