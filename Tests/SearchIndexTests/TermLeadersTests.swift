@@ -98,13 +98,10 @@ struct TermLeadersTests {
         }
     }
 
-    /// Whether a key is a phrase's: several tokens, joined by spaces.
-    static func isPhraseKey(_ key: String) -> Bool { key.contains(" ") }
-
     static func touchedKeys(by tokens: Set<String>, in index: SearchIndex) throws -> Set<String> {
         try listedKeys(index).filter { key in
             // A phrase's list by any of its tokens.
-            if isPhraseKey(key) { return key.split(separator: " ").contains { tokens.contains(String($0)) } }
+            if TermLeaders.isPhrase(key) { return key.split(separator: " ").contains { tokens.contains(String($0)) } }
             guard isPrefixKey(key) else { return tokens.contains(key) }
             let prefix = Array(key.utf8.dropLast())
             return tokens.contains { Array($0.utf8).starts(with: prefix) }
@@ -115,10 +112,10 @@ struct TermLeadersTests {
     func pagesEqualFullScoring() throws {
         let index = try Self.newIndex("leaders-pages", items: Self.items(0..<3_000, seed: 5))
         let listed = try Self.listedKeys(index)
-        #expect(Set(listed.filter { !Self.isPrefixKey($0) && !Self.isPhraseKey($0) }) == Set(Self.words))
+        #expect(Set(listed.filter { !Self.isPrefixKey($0) && !TermLeaders.isPhrase($0) }) == Set(Self.words))
         // Phrases of the names: every pair of words is in dozens of names here.
         let phrases = try Self.frequentPhrases(in: index, minimumDocuments: 100)
-        #expect(Set(listed.filter(Self.isPhraseKey)) == phrases)
+        #expect(Set(listed.filter(TermLeaders.isPhrase)) == phrases)
         #expect(phrases.isSuperset(of: Self.words.flatMap { first in Self.words.map { first + " " + $0 } }))
         // Every prefix of a word is held by 100 rows or more here, and a prefix of no word by none.
         let prefixes = Set(Self.words.flatMap { word in (1...word.count).map { String(word.prefix($0)) + "*" } })
@@ -366,7 +363,7 @@ struct TermLeadersTests {
         }
         let before = try old.read { db in try Row.fetchAll(db, sql: "SELECT * FROM leader_terms ORDER BY term") }
         let migrated = try SearchIndex(path: old.path, mode: .readWrite(permissions: nil))
-        let phrases = try Self.listedKeys(migrated).filter(Self.isPhraseKey)
+        let phrases = try Self.listedKeys(migrated).filter(TermLeaders.isPhrase)
         #expect(phrases == ["alpha beta"])
         #expect(try migrated.read { db in try Row.fetchAll(db, sql: "SELECT * FROM leader_terms WHERE instr(term, ' ') = 0 ORDER BY term") } == before)
         var request = SearchRequest(query: "\"Alpha Beta\"", limit: 20)
@@ -386,6 +383,9 @@ struct TermLeadersTests {
     func tokenHoldingASpace() throws {
         // U+037A is a letter inside a word that normalizes to a space and a mark; U+FDFB is two words.
         #expect(SearchTokenizer.tokens(in: "sanͺjuan").map(\.text) == ["san juan"])
+        // No key, for a list or for the planner's counts: every key is made by these two.
+        #expect(TermLeaders.key(token: "san juan", isPrefix: false) == nil && TermLeaders.key(token: "san juan", isPrefix: true) == nil)
+        #expect(TermLeaders.key(phrase: ["san juan", "city"]) == nil && TermLeaders.key(phrase: ["san", "juan"]) == "san juan")
         var items = Self.items(0..<2_000, seed: 97)
         items[7].displayName = "sanͺjuan"
         items[8].displayName = "\u{FDFB}"

@@ -70,12 +70,20 @@ enum TermLeaders {
     static let longestListedPrefix = Int(SEARCHLIGHT_LONGEST_LISTED_PREFIX)
 
     /// A list's key: the term, or for a prefix's list the prefix followed by `*` (no token holds a `*`:
-    /// the tokenizer's words are letters, digits and marks, joined by word-inner separators only).
-    static func key(token: String, isPrefix: Bool) -> String { isPrefix ? token + "*" : token }
+    /// the tokenizer's words are letters, digits and marks, joined by word-inner separators only). Nil for
+    /// a token holding a space, which normalizing makes of `ͺ` (U+037A, a letter inside a word) and of `ﷻ`
+    /// (U+FDFB, two words in one scalar): its key would read as a phrase's (`sanͺjuan`, one token, would
+    /// read the list of `"san juan"`), so it has no list.
+    static func key(token: String, isPrefix: Bool) -> String? {
+        guard !isPhrase(token) else { return nil }
+        return isPrefix ? token + "*" : token
+    }
 
-    /// A phrase's key: its tokens joined by spaces. A token may hold a space (normalizing `ͺ` or `ﷻ` makes
-    /// one): such a token has no list, since its key would read as a phrase's.
-    static func key(phrase tokens: [String]) -> String { tokens.joined(separator: " ") }
+    /// A phrase's key: its tokens joined by spaces; nil for fewer than two, or a token holding a space.
+    static func key(phrase tokens: [String]) -> String? {
+        guard tokens.count > 1, !tokens.contains(where: isPhrase) else { return nil }
+        return tokens.joined(separator: " ")
+    }
 
     /// The tokens a key's phrase holds: one for a term's or a prefix's key, several for a phrase's.
     static func tokens(ofKey key: String) -> [String] {
@@ -149,7 +157,7 @@ enum TermLeaders {
         for phrase in phrases where Self.tokens(ofKey: phrase).contains(where: tokens.contains) { try mark.execute(arguments: [phrase]) }
     }
 
-    /// Whether a key is a phrase's (several tokens).
+    /// Whether a key is a phrase's (several tokens): it holds a space.
     static func isPhrase(_ key: String) -> Bool { key.utf8.contains(UInt8(ascii: " ")) }
 
     /// A change that moves scores without FTS5 seeing it (an item's static rank): every list is stale.
@@ -176,9 +184,7 @@ enum TermLeaders {
         try saveTouched(db)
         try forgetAll(db)
         let candidates = try candidateKeys(minimumDocuments: minimumDocuments, db: db)
-        // Through the page cache too: the sample's seeks touch most of the items table.
         try withoutMemoryMap(db) {
-            let phrases = try candidatePhrases(minimumDocuments: minimumDocuments, db: db)
             for (key, documents) in candidates {
                 if listingPrefixes || !token(ofKey: key).isPrefix {
                     try list(key, minimumDocuments: minimumDocuments, db: db)
@@ -186,7 +192,7 @@ enum TermLeaders {
                     try register(key, documents: documents, db: db)
                 }
             }
-            for phrase in phrases { try list(phrase, minimumDocuments: minimumPhraseDocuments(minimumDocuments), db: db) }
+            try listPhrases(minimumDocuments: minimumDocuments, db: db)
         }
         try bumpGeneration(db)
     }
@@ -195,13 +201,22 @@ enum TermLeaders {
     /// phrase lists).
     static func refreshPhrases(_ db: Database, minimumDocuments: Int = minimumDocuments) throws {
         try saveTouched(db)
-        try withoutMemoryMap(db) {
-            for phrase in try candidatePhrases(minimumDocuments: minimumDocuments, db: db) {
-                try db.execute(sql: "DELETE FROM term_leaders WHERE term = ?; DELETE FROM leader_terms WHERE term = ?", arguments: [phrase, phrase])
-                try list(phrase, minimumDocuments: minimumPhraseDocuments(minimumDocuments), db: db)
-            }
-        }
+        try withoutMemoryMap(db) { try listPhrases(minimumDocuments: minimumDocuments, db: db) }
         try bumpGeneration(db)
+    }
+
+    /// Lists the frequent phrases anew (``candidatePhrases(minimumDocuments:db:)``), through the page
+    /// cache: the sample's seeks touch most of the items table.
+    private static func listPhrases(minimumDocuments: Int, db: Database) throws {
+        for phrase in try candidatePhrases(minimumDocuments: minimumDocuments, db: db) {
+            try forget(phrase, db: db)
+            try list(phrase, minimumDocuments: minimumPhraseDocuments(minimumDocuments), db: db)
+        }
+    }
+
+    /// Drops one list, its rows and its entry.
+    private static func forget(_ key: String, db: Database) throws {
+        try db.execute(sql: "DELETE FROM term_leaders WHERE term = ?; DELETE FROM leader_terms WHERE term = ?", arguments: [key, key])
     }
 
     /// The fewest rows holding a phrase for it to be listed: an eighth of a term's (250). A phrase's page
@@ -241,7 +256,9 @@ enum TermLeaders {
             let tokens = SearchTokenizer.tokens(in: name).map(\.text)
             var phrases: Set<String> = []
             for length in 2...3 where tokens.count >= length {
-                for start in 0...(tokens.count - length) { phrases.insert(key(phrase: Array(tokens[start..<start + length]))) }
+                for start in 0...(tokens.count - length) {
+                    if let phrase = key(phrase: Array(tokens[start..<start + length])) { phrases.insert(phrase) }
+                }
             }
             for phrase in phrases { counts[phrase, default: 0] += 1 }
         }
@@ -276,8 +293,8 @@ enum TermLeaders {
         func close(downTo length: Int) {
             while let last = open.last, last.length > length {
                 open.removeLast()
-                if last.documents >= minimumDocuments, !previous[..<last.length].contains(UInt8(ascii: " ")) {
-                    keys.append((String(decoding: previous[..<last.length], as: UTF8.self) + "*", last.documents))
+                if last.documents >= minimumDocuments, let key = key(token: String(decoding: previous[..<last.length], as: UTF8.self), isPrefix: true) {
+                    keys.append((key, last.documents))
                 }
             }
         }
@@ -285,8 +302,7 @@ enum TermLeaders {
         while let row = try cursor.next() {
             let term: String = try row.text(0), documents = Int(try row.integer(1))
             let bytes = Array(term.utf8)
-            // A term holding a space (see ``key(phrase:)``) would be listed as the phrase of its parts.
-            if documents >= minimumDocuments, !bytes.contains(UInt8(ascii: " ")) { keys.append((term, documents)) }
+            if documents >= minimumDocuments, let key = key(token: term, isPrefix: false) { keys.append((key, documents)) }
             var common = 0
             while common < Swift.min(bytes.count, previous.count), bytes[common] == previous[common] { common += 1 }
             close(downTo: common)
@@ -315,7 +331,7 @@ enum TermLeaders {
         try withoutMemoryMap(db) {
             for term in stale {
                 if Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 > budget { break }
-                try db.execute(sql: "DELETE FROM term_leaders WHERE term = ?; DELETE FROM leader_terms WHERE term = ?", arguments: [term, term])
+                try forget(term, db: db)
                 try list(term, minimumDocuments: 1, db: db)
                 listed += 1
             }

@@ -48,13 +48,10 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
 
         /// The key of the term's leader list (``TermLeaders/key(token:isPrefix:)``): a word's or prefix's, and a
         /// quoted single word's (the same phrase to FTS5); a phrase's (``TermLeaders/key(phrase:)``) for
-        /// several tokens, nil when its last is a prefix. Nil too when a token holds a space: normalizing
-        /// makes one of `ͺ` (U+037A, a letter inside a word) and of `ﷻ` (U+FDFB, two words in one scalar), so
-        /// that `sanͺjuan`, one token, would read the list of the phrase `san juan`.
+        /// several tokens, nil when its last is a prefix.
         var leaderKey: String? {
-            guard !tokens.contains(where: { $0.utf8.contains(UInt8(ascii: " ")) }) else { return nil }
             if tokens.count == 1 { return TermLeaders.key(token: tokens[0], isPrefix: isPrefix) }
-            return tokens.count > 1 && !isPrefix ? TermLeaders.key(phrase: tokens) : nil
+            return isPrefix ? nil : TermLeaders.key(phrase: tokens)
         }
 
         /// The term and its expansions as FTS5 phrases, in order, with the edits of each (quoted as the
@@ -97,7 +94,7 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
         return plan.joined(separator: " ")
     }
 
-    /// The leader-list key of every word and prefix of the query, its typo expansions and exclusions
+    /// The leader-list key of every word, prefix and phrase of the query, its typo expansions and exclusions
     /// included.
     var leaderKeys: Set<String> { Set((required.joined().flatMap { $0.alternatives.map(\.term) } + excluded).compactMap(\.leaderKey)) }
 

@@ -43,13 +43,13 @@ extension Search {
         // ids when there are more: a few dozen microseconds, where fts5vocab counts by scanning the
         // doclist (7 ms for a word in 408,720 items). A prefix is merged from all its terms before its
         // first row, so it is counted from its leader list or the vocabulary.
-        // One group of alternatives whose every word or prefix has a leader list: the sum of their exact
+        // One group of alternatives whose every word, prefix or phrase has a leader list: the sum of their exact
         // counts. A sample misjudges a word that clusters in row ids (`city`, 63,684 places, was estimated at
         // a fifth of that, and `city` nearest-first read every match's place: 22 ms where the R-tree's
         // circles take 2.5).
         if request.usesTermLeaders, parsed.required.count == 1, parsed.excluded.isEmpty {
             let keys = Set(parsed.required[0].flatMap { $0.alternatives.compactMap(\.term.leaderKey) })
-            // Every alternative a word or prefix with its own list (a repeated one falls back to the sample).
+            // Every alternative a word, prefix or phrase with its own list (a repeated one falls back to the sample).
             if keys.count == parsed.phraseCount {
                 let counts = try TermLeaders.documents(ofKeys: keys, db: db)
                 if counts.count == keys.count { return counts.values.reduce(0, +) }
@@ -81,8 +81,8 @@ extension Search {
         for (index, token) in tokens.enumerated() {
             let count: Int
             let isLastPrefix = isPrefix && index == tokens.count - 1
-            let key = TermLeaders.key(token: token, isPrefix: isLastPrefix)
-            if request.usesTermLeaders, let listed = try TermLeaders.documents(ofKeys: [key], db: db)[key] {
+            if request.usesTermLeaders, let key = TermLeaders.key(token: token, isPrefix: isLastPrefix),
+               let listed = try TermLeaders.documents(ofKeys: [key], db: db)[key] {
                 // A leader list's count is exact and free; the vocabulary counts by scanning doclists (every
                 // term of `san*`'s: `San*` within 100 km, 10.4 → 8.7 ms at 940k items).
                 count = listed
