@@ -60,23 +60,16 @@ enum RankTarget {
                     let planned = try Double.fetchAll(db, sql: "SELECT \(rank) FROM fts WHERE fts MATCH ?", arguments: [lengths, hostilePlan, keep, query.expression])
                     for score in planned where !score.isFinite { fatalError("a non-finite score \(score) for plan \(hostilePlan.debugDescription)") }
                 }
-                // Each phrase's rows counted here and given in the plan: the scores must not move.
-                var counted: [String] = []
-                for (index, group) in query.required.enumerated() {
-                    for term in group {
-                        for phrase in term.phrases {
-                            let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM fts WHERE fts MATCH ?", arguments: [phrase.expression]) ?? 0
-                            counted.append("\(index):\(phrase.edits)@\(rows)")
-                        }
-                    }
+                // Each phrase's rows counted here and given in the plan, as a search gives a list's count
+                // (`phrasePlan(documents:)`): the scores must not move.
+                var rows: [String: Int] = [:]
+                for term in query.required.joined().flatMap({ $0.alternatives.map(\.term) }) + query.excluded {
+                    rows[term.expression] = try Int.fetchOne(db, sql: "SELECT count(*) FROM fts WHERE fts MATCH ?", arguments: [term.expression]) ?? 0
                 }
-                for term in query.excluded {
-                    let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM fts WHERE fts MATCH ?", arguments: [term.expression]) ?? 0
-                    counted.append("-@\(rows)")
-                }
+                let counted = query.phrasePlan { rows[$0.expression] }
                 let sql = "SELECT \(rank) FROM fts WHERE fts MATCH ? ORDER BY rowid"
                 let counting = try Double.fetchAll(db, sql: sql, arguments: [lengths, query.phrasePlan, 0, query.expression])
-                let given = try Double.fetchAll(db, sql: sql, arguments: [lengths, counted.joined(separator: " "), 0, query.expression])
+                let given = try Double.fetchAll(db, sql: sql, arguments: [lengths, counted, 0, query.expression])
                 guard counting == given else { fatalError("counts given \(counted) scored \(given), counting them \(counting)") }
                 try scoreAsListed(data, lengths: lengths)
             }
