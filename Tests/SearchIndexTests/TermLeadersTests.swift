@@ -212,10 +212,22 @@ struct TermLeadersTests {
         try Self.expectSamePages(index, "after long names")
     }
 
-    /// One round of random edits applied as one batch: deletes, new ranks, new names (`rename` gives the new
-    /// name of the item at a position).
-    static func applyRandomEdits(to items: inout [IndexedItem], in index: SearchIndex, round: Int, edits: ClosedRange<Int>, ranks: [Double],
-                                 using generator: inout SeededGenerator, rename: (Int) -> String) throws {
+    /// Rounds of random edits, each applied as one batch and then checked (`check` with the round), the
+    /// lists listed again after every second round: deletes, new ranks, new names (`rename` gives the new
+    /// name of the item at a position in a round).
+    static func editInRounds(_ items: inout [IndexedItem], in index: SearchIndex, rounds: Int, edits: ClosedRange<Int>, ranks: [Double],
+                             seed: UInt64, rename: (_ round: Int, _ position: Int) -> String, check: (_ round: Int) throws -> Void) throws {
+        var generator = SeededGenerator(seed: seed)
+        for round in 0..<rounds {
+            try applyRandomEdits(to: &items, in: index, round: round, edits: edits, ranks: ranks, using: &generator) { rename(round, $0) }
+            try check(round)
+            if round % 2 == 1 { try index.maintain(budget: 10) }
+        }
+    }
+
+    /// One round of random edits applied as one batch.
+    private static func applyRandomEdits(to items: inout [IndexedItem], in index: SearchIndex, round: Int, edits: ClosedRange<Int>, ranks: [Double],
+                                         using generator: inout SeededGenerator, rename: (Int) -> String) throws {
         var upserts: [IndexedItem] = [], deletes: [String] = []
         for _ in 0..<Int.random(in: edits, using: &generator) {
             let position = Int.random(in: 0..<items.count, using: &generator)
@@ -238,13 +250,10 @@ struct TermLeadersTests {
     func randomEdits() throws {
         var items = Self.items(0..<2_500, seed: 33)
         let index = try Self.newIndex("leaders-random", items: items)
-        var generator = SeededGenerator(seed: 34)
-        for round in 0..<6 {
-            try Self.applyRandomEdits(to: &items, in: index, round: round, edits: 1...40, ranks: [0, 7, 80_000, 5_000_000], using: &generator) { position in
-                Self.items(position..<position + 1, seed: UInt64(round * 1_000 + position))[0].displayName
-            }
+        try Self.editInRounds(&items, in: index, rounds: 6, edits: 1...40, ranks: [0, 7, 80_000, 5_000_000], seed: 34) { round, position in
+            Self.items(position..<position + 1, seed: UInt64(round * 1_000 + position))[0].displayName
+        } check: { round in
             try Self.expectSamePages(index, "round \(round)")
-            if round % 2 == 1 { try index.maintain(budget: 10) }
         }
     }
 

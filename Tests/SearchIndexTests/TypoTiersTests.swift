@@ -142,13 +142,10 @@ struct TypoTiersTests {
     func randomEdits() throws {
         var items = Self.items(0..<2_500, seed: 72)
         let index = try Self.newIndex("tiers-random", items: items)
-        var generator = SeededGenerator(seed: 73)
-        for round in 0..<4 {
-            try TermLeadersTests.applyRandomEdits(to: &items, in: index, round: round, edits: 1...60, ranks: [0, 9, 90_000], using: &generator) { position in
-                Self.items(position..<position + 1, seed: UInt64(round * 10_000 + position))[0].displayName
-            }
+        try TermLeadersTests.editInRounds(&items, in: index, rounds: 4, edits: 1...60, ranks: [0, 9, 90_000], seed: 73) { round, position in
+            Self.items(position..<position + 1, seed: UInt64(round * 10_000 + position))[0].displayName
+        } check: { round in
             try Self.expectSamePages(index, "round \(round)")
-            if round % 2 == 1 { try index.maintain(budget: 10) }
         }
     }
 
