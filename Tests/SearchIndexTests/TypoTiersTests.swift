@@ -105,7 +105,7 @@ struct TypoTiersTests {
         let index = try Self.newIndex("tiers-places", items: items)
         var compared = 0
         for query in Self.queries + ["city", "lake", "saint*", "springfield OR lake", "europe -city"] {
-            for plan in [SearchPlan.intersection, .placeThenText, .textThenPlace] where !(plan == .placeThenText && query.contains("*")) {
+            for plan in [SearchPlan.intersection, .placeThenText, .textThenPlace] {
                 var request = SearchRequest(query: query, near: try Coordinate(latitude: 10, longitude: 20), radius: 4_000_000, limit: 30)
                 request.forcedPlan = plan
                 let counted = try index.search(request).hits.map { "\($0.uri) \($0.score)" }

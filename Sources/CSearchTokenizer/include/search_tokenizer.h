@@ -193,4 +193,67 @@ typedef struct searchlight_placement {
 /// Binds a placement to parameter `index` of a statement. Returns an SQLite result code.
 int searchlight_bind_placement(sqlite3_stmt *statement, int index, const searchlight_placement *placement);
 
+/// Writes an item's term vector — its four FTS5 columns' tokens (display name, title, text, keywords), each
+/// token's bytes and whether it is colocated — from the columns' prepared streams (NULL: an empty column).
+/// Writes at most `capacity` bytes and returns the vector's full length (call again with that much room
+/// when it is larger), or -1 when a stream is damaged.
+int searchlight_term_vector(const unsigned char *const *streams, const int *streamLengths, unsigned char *buffer, int capacity);
+
+/// A query matched and scored against rows' term vectors, as FTS5 would match and `searchlight_rank` score
+/// them (see `searchlight_vector_rank`).
+typedef struct searchlight_vector_query searchlight_vector_query;
+
+/// The pointer type `searchlight_vector_rank` accepts.
+#define SEARCHLIGHT_VECTOR_QUERY_TYPE "searchlight_vector_query"
+
+/// A query scored by `scorer` (taken: freed with the query, or at once when creation fails) with the four
+/// column weights. `fallbackSQL` scores one row with FTS5 — parameters: the phrase plan, the MATCH
+/// `expression`, the row id; one row of one column, minus the score — for a row whose vector cannot tell
+/// (no vector, a damaged one, a prefix's count that FTS5's merge order decides). NULL when memory runs out.
+searchlight_vector_query *searchlight_vector_query_create(searchlight_scorer *scorer, const double *weights, const char *fallbackSQL,
+                                                          const char *expression, const char *plan);
+
+/// Adds the query's next phrase, in FTS5's numbering: its group (-1 for an excluded phrase), whether its
+/// last token is a prefix, and its tokens as FTS5 tokenizes the phrase. Returns an SQLite result code.
+int searchlight_vector_query_add_phrase(searchlight_vector_query *query, int group, int isPrefix, int tokenCount,
+                                        const char *const *tokens, const int *lengths);
+
+/// Frees a query.
+void searchlight_vector_query_free(searchlight_vector_query *query);
+
+/// Matches and scores one row: 1 with `score` (higher is better) when it matches, 0 when not, 2 when its
+/// vector cannot tell (FTS5 must), -1 when memory runs out.
+int searchlight_vector_query_score(searchlight_vector_query *query, const unsigned char *vector, int length, const char *lengths,
+                                   double rank, double *score);
+
+/// How many rows the query has asked FTS5 to score.
+int searchlight_vector_query_fallbacks(const searchlight_vector_query *query);
+
+/// Binds a query to parameter `index` of a statement. Returns an SQLite result code.
+int searchlight_bind_vector_query(sqlite3_stmt *statement, int index, searchlight_vector_query *query);
+
+/// Words whose typo neighbours `searchlight_typo_near` looks for in term vectors.
+typedef struct searchlight_typo_words searchlight_typo_words;
+
+/// The pointer type `searchlight_typo_near` accepts.
+#define SEARCHLIGHT_TYPO_WORDS_TYPE "searchlight_typo_words"
+
+/// An empty set of words; NULL when memory runs out.
+searchlight_typo_words *searchlight_typo_words_create(void);
+/// Adds a word (UTF-8, as the index holds terms), the edits it allows and whether it is typed as a prefix.
+int searchlight_typo_words_add(searchlight_typo_words *words, const char *word, int length, int edits, int isPrefix);
+/// Frees a set of words.
+void searchlight_typo_words_free(searchlight_typo_words *words);
+/// 1 when the vector holds a typo neighbour of some word (or is no vector: it may hold anything), 0 when
+/// not, -1 when memory runs out.
+int searchlight_typo_words_near(searchlight_typo_words *words, const unsigned char *vector, int length);
+
+/// Binds words to parameter `index` of a statement. Returns an SQLite result code.
+int searchlight_bind_typo_words(sqlite3_stmt *statement, int index, searchlight_typo_words *words);
+
+/// Registers `searchlight_vector_rank(id, term_vector, value_lengths, rank, query)` — a row's relevance
+/// from its term vector, minus, NULL when it does not match — and `searchlight_typo_near(term_vector,
+/// words)`. Returns an SQLite result code.
+int searchlight_register_term_vectors(sqlite3 *db);
+
 #endif

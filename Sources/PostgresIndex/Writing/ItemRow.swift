@@ -70,9 +70,7 @@ struct ItemRow {
     }
 
     /// The text with every NUL replaced by U+FFFD (the text itself when it holds none).
-    static func withoutNUL(_ text: String) -> String {
-        text.utf8.contains(0) ? String(text.unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : Character($0) }) : text
-    }
+    static func withoutNUL(_ text: String) -> String { SearchIndex.withoutNUL(text) }
 
     /// Changes to the ranking's statistics: items and each column's positions.
     struct Statistics {

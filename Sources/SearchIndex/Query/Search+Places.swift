@@ -75,8 +75,8 @@ extension Search {
     enum TextFilter {
         /// No text: places only.
         case none
-        /// Probe FTS5 for each place (few places).
-        case probe(String)
+        /// Check and score each place from its term vector (few places, broad words).
+        case vectors(VectorQuery)
         /// Scan FTS5 once, keeping and scoring only the places' rows.
         case intersect(String)
     }
@@ -125,10 +125,8 @@ extension Search {
             switch textFilter {
             case .none:
                 hits = try rowsInBoxes(regionBoxes(radius: radius), details: readsDetailsWithPlaces).compactMap(refine)
-            case .probe(let expression):
-                hits = try rowsInBoxes(regionBoxes(radius: radius)).compactMap(refine)
-                let scores = try textScores(expression: expression, ids: hits.map(\.id))
-                hits = hits.compactMap { hit in scores[hit.id].map { var hit = hit; hit.score = $0; return hit } }
+            case .vectors(let query):
+                hits = try vectorMatches(in: regionBoxes(radius: radius), query: query)
             case .intersect(let expression):
                 // One FTS5 scan keeps the rows of the region: only those are joined and scored.
                 let ids = try idsInBoxes(regionBoxes(radius: radius)).sorted()

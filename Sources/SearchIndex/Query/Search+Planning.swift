@@ -8,8 +8,8 @@ extension Search {
     /// The plan for words and a place with the least estimated work, in microseconds measured with
     /// `searchbench plans` at 939,632 items: a text match joined to its item and scored ≈ 1.8; a doclist
     /// entry scanned ≈ 0.03 (a prefix's, merged from every term it covers, ≈ 0.1); an R-tree row ≈ 0.3;
-    /// probing FTS5 for one row id ≈ 20 per phrase — and a prefix rebuilds its whole doclist for every
-    /// probe, so prefixes are never probed.
+    /// a place checked and scored from its term vector ≈ 0.9 with its R-tree row, after FTS5 counts the rows
+    /// of each phrase that has no leader list (a scan of its doclist).
     mutating func cheapestPlan(_ parsed: ParsedQuery, bounded: Bool) throws -> SearchPlan {
         let textEstimate = try matchEstimate ?? estimate(parsed)
         matchEstimate = textEstimate
@@ -23,16 +23,26 @@ extension Search {
             : Int(min(Double(total), 40 * Double(needed) * Double(max(1, total / max(1, textEstimate)))))
         let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
         let hasPrefix = parsed.hasPrefix
-        let phrases = Double(max(1, parsed.phraseCount))
         let scan = Double(textEstimate) * (hasPrefix ? 0.1 : 0.03)
-        let probe = hasPrefix ? Double.infinity : 20 * phrases
         // Ordered by distance, text-then-place reads every match's place and scores the page only (≈ 0.4 a match).
         let costs: [(SearchPlan, Double)] = [
             (.textThenPlace, (scoresPageOnly ? 0.4 : 1.8) * Double(textEstimate)),
-            (.placeThenText, (0.3 + probe) * Double(placeCount)),
+            (.placeThenText, 0.9 * Double(placeCount) + (try uncountedPhrasesCost(parsed))),
             (.intersection, (bounded ? 1 : 4) * scan + 0.3 * Double(placeCount) + 1.8 * overlap),
         ]
         return costs.min { $0.1 < $1.1 }?.0 ?? .intersection
+    }
+
+    /// What counting the rows of the query's phrases that have no leader list costs (µs): a term-vector search
+    /// needs every phrase's count, and FTS5 counts by walking the phrase's doclist.
+    mutating func uncountedPhrasesCost(_ parsed: ParsedQuery) throws -> Double {
+        let terms = parsed.required.joined().flatMap { $0.alternatives.map(\.term) }
+        let listed = request.usesTermLeaders ? try TermLeaders.documents(ofKeys: parsed.leaderKeys, db: db) : [:]
+        var cost = 0.0
+        for term in terms where term.leaderKey.flatMap({ listed[$0] }) == nil {
+            cost += Double(try estimate(tokens: term.tokens, isPrefix: term.isPrefix)) * (term.isPrefix ? 0.1 : 0.03)
+        }
+        return cost
     }
 
     /// An upper-bound-ish estimate of how many items the query matches, from FTS5's vocabulary: per

@@ -147,25 +147,6 @@ extension Search {
         }
     }
 
-    /// Relevance scores of the given rows that match, one query per 500 rows.
-    mutating func textScores(expression: String, ids: [Int64]) throws -> [Int64: Double] {
-        var scores: [Int64: Double] = [:]
-        // Each value of the IN list is a filter of its own: without the counts, each would count the rows again.
-        let plan = try countedPhrasePlan()
-        for start in stride(from: 0, to: ids.count, by: 500) {
-            let chunk = Array(ids[start..<min(start + 500, ids.count)])
-            let sql = """
-                SELECT items_fts.rowid, \(SearchIndex.rankFunction)
-                FROM items_fts JOIN items i ON i.id = items_fts.rowid
-                WHERE items_fts MATCH ? AND items_fts.rowid IN (\(databaseQuestionMarks(count: chunk.count)))
-                """
-            let arguments: StatementArguments = [plan, expression] + StatementArguments(chunk)
-            if start == 0 { record(sql, arguments) }
-            for row in try Row.fetchAll(db, sql: sql, arguments: arguments) { scores[try row.integer(0)] = -(try row.number(1)) }
-        }
-        return scores
-    }
-
     mutating func snippet(id: Int64, expression: String) throws -> String? {
         // Prepared once per connection: a page of snippets runs it for every hit.
         let text = try String.fetchOne(db.cachedStatement(sql: "SELECT snippet(items_fts, -1, '[', ']', '…', 12) FROM items_fts WHERE items_fts MATCH ? AND rowid = ?"),

@@ -134,7 +134,8 @@ struct Search {
             let matches = try textMatches(expression: parsed.expression, pagedInSQL: false)
             return (matches.compactMap(refine), .textThenPlace)
         case .placeThenText:
-            return (try nearest(textFilter: .probe(parsed.expression)), .placeThenText)
+            guard let query = try vectorQuery(parsed) else { return ([], .placeThenText) }  // no FTS5 row: nothing matches
+            return (try nearest(textFilter: .vectors(query)), .placeThenText)
         default:
             return (try nearest(textFilter: .intersect(parsed.expression)), .intersection)
         }

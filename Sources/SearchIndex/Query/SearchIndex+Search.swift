@@ -52,7 +52,8 @@ extension SearchIndex {
             if !expanded, lazily {
                 var exact = Search(db: db, request: request, parsed: parsed, predicate: predicate)
                 results = try exact.run()
-                if results.hits.count < request.limit {
+                // A region where no place holds a typo neighbour of a word: no expansion matches there.
+                if results.hits.count < request.limit, try parsed.flatMap(TypoPlan.init).map({ try exact.regionMayHoldTypoNeighbours(of: $0) }) ?? true {
                     try expand()
                     if parsed?.hasExpansions == true {
                         var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)

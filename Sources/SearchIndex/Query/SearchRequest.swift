@@ -133,7 +133,8 @@ public enum SearchPlan: String, Sendable, Hashable {
     case nearest
     /// FTS5 matches first, then the place filter (the words are rarer than the places).
     case textThenPlace = "text-then-place"
-    /// Places first, then FTS5 on those rows only (the place is far more selective than the words).
+    /// Places first, each checked and scored from its term vector, without FTS5 (the place is far more
+    /// selective than the words).
     case placeThenText = "place-then-text"
     /// The region's R-tree ids first, then one FTS5 scan that keeps, joins and scores only those rows.
     case intersection

@@ -14,6 +14,13 @@ enum SQLiteCall {
     @discardableResult
     static func bindText(_ handle: OpaquePointer, _ index: Int32, bytes: [UInt8]) -> Int32 { SQLiteBinding.bindText(handle, index, bytes: bytes) }
 
+    /// Binds bytes as a blob (an empty array as a zero-length blob, not NULL).
+    @discardableResult
+    static func bindBlob(_ handle: OpaquePointer, _ index: Int32, _ bytes: [UInt8]) -> Int32 {
+        guard !bytes.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+        return bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), SQLiteBinding.transient) }
+    }
+
     /// Binds any database value.
     @discardableResult
     static func bind(_ value: DatabaseValue, _ handle: OpaquePointer, _ index: Int32) -> Int32 { SQLiteBinding.bind(value, handle, index) }
@@ -61,6 +68,19 @@ enum SQLiteCall {
                 try withBinding(statement, parameter: parameter, of: "the place filters", bind: { searchlight_bind_placement($0, $1, pointer) }, body)
             }
         }
+    }
+
+    /// Runs `body` with a term-vector query bound to parameter `parameter` as the pointer
+    /// `searchlight_vector_rank(…, ?)` reads. Cleared after, like ``withIDSet(_:boundTo:_:)``; the caller keeps
+    /// the query alive.
+    static func withVectorQuery<T>(_ query: OpaquePointer, boundTo statement: Statement, parameter: Int32, _ body: () throws -> T) throws -> T {
+        try withBinding(statement, parameter: parameter, of: "the term-vector query", bind: { searchlight_bind_vector_query($0, $1, query) }, body)
+    }
+
+    /// Runs `body` with typo words bound to parameter `parameter` as the pointer `searchlight_typo_near(…, ?)`
+    /// reads. Cleared after; the caller keeps the words alive.
+    static func withTypoWords<T>(_ words: OpaquePointer, boundTo statement: Statement, parameter: Int32, _ body: () throws -> T) throws -> T {
+        try withBinding(statement, parameter: parameter, of: "the typo words", bind: { searchlight_bind_typo_words($0, $1, words) }, body)
     }
 
     /// Runs `body` with a pointer bound to a parameter (`bind`), then resets the statement and clears the

@@ -39,6 +39,37 @@ public enum SearchTokenizer {
         guard idSet == 0 else {
             throw DatabaseError(resultCode: ResultCode(rawValue: idSet), message: "cannot register the searchlight_in_ids function")
         }
+        let vectors = searchlight_register_term_vectors(db.sqliteConnection)
+        guard vectors == 0 else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: vectors), message: "cannot register the searchlight_vector_rank function")
+        }
+    }
+
+    /// An item's term vector (`items.term_vector`, see term_vector.c) from its four columns' document
+    /// streams, in FTS5's column order; nil when a stream is missing (ICU failed) or damaged: a search then
+    /// asks FTS5 about the item.
+    static func termVector(streams: [[UInt8]?]) -> [UInt8]? {
+        guard streams.count == Int(SEARCHLIGHT_RANK_COLUMNS), streams.allSatisfy({ $0 != nil }) else { return nil }
+        let columns = streams.map { $0 ?? [] }
+        let lengths = columns.map { Int32($0.count) }
+        return withPointers(to: columns) { pointers in
+            stream(expected: columns.reduce(0) { $0 + $1.count } / 3 + 16) { buffer, capacity in
+                searchlight_term_vector(pointers, lengths, buffer, capacity)
+            }
+        }
+    }
+
+    /// Calls `body` with a C array of pointers to each byte array's storage (valid only inside it).
+    private static func withPointers<Result>(to arrays: [[UInt8]], _ body: ([UnsafePointer<UInt8>?]) -> Result) -> Result {
+        var pointers: [UnsafePointer<UInt8>?] = []
+        func nest(_ index: Int) -> Result {
+            guard index < arrays.count else { return body(pointers) }
+            return arrays[index].withUnsafeBufferPointer { buffer in
+                pointers.append(buffer.baseAddress)
+                return nest(index + 1)
+            }
+        }
+        return nest(0)
     }
 
     /// The tokens FTS5 gives a document, as a stream a writer offers to its connection's tokenizer
@@ -83,7 +114,7 @@ public enum SearchTokenizer {
     /// length (negative on failure), again with a buffer that large when the first was too small.
     private static func stream(expected: Int, _ write: (UnsafeMutablePointer<UInt8>?, Int32) -> Int32) -> [UInt8]? {
         // Most texts are ASCII words: a stream is about twice the text (16-byte record per word).
-        var capacity = expected * 3 + 64
+        var capacity = max(0, expected) * 3 + 64
         while true {
             var stream = [UInt8](repeating: 0, count: capacity)
             let length = stream.withUnsafeMutableBufferPointer { write($0.baseAddress, Int32(capacity)) }

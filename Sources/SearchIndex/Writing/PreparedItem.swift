@@ -27,6 +27,9 @@ public struct PreparedItem: Sendable {
         /// Position counts, `name title|text values|keyword values` ("1 2|3 1 2|1 1"): what lets
         /// `searchlight_rank` score each value, and size each column without asking FTS5.
         package var valueLengths: String
+        /// The four columns' tokens in one record (`items.term_vector`): what a place search checks and
+        /// scores the places of a circle with, without FTS5. nil where ICU failed.
+        package var termVector: [UInt8]?
     }
 
     /// Prepares an item for writing: joins, encodes and tokenizes it.
@@ -35,6 +38,16 @@ public struct PreparedItem: Sendable {
     }
 
     init(_ item: IndexedItem, tokenized: Bool) {
+        // SQLite's text with a NUL reads back cut at it (as a Swift string from the C API), so the old text FTS5's
+        // delete is given would lack the tokens after it, and they would stay in the index: every text FTS5
+        // sees holds U+FFFD instead, as PostgreSQL stores it (neither makes a token).
+        var item = item
+        if [item.displayName, item.title].contains(where: { $0.utf8.contains(0) }) || (item.text + item.keywords).contains(where: { $0.utf8.contains(0) }) {
+            item.displayName = SearchIndex.withoutNUL(item.displayName)
+            item.title = SearchIndex.withoutNUL(item.title)
+            item.text = item.text.map(SearchIndex.withoutNUL)
+            item.keywords = item.keywords.map(SearchIndex.withoutNUL)
+        }
         self.item = item
         text = SearchIndex.joined(item.text)
         keywords = SearchIndex.joined(item.keywords)
@@ -47,11 +60,17 @@ public struct PreparedItem: Sendable {
         guard tokens == nil else { return }
         let streams = [item.displayName, item.title, text, keywords].map(SearchTokenizer.documentStream(of:))
         tokens = Tokens(streams: streams, valueLengths: SearchIndex.valueLengths(displayName: streams[0], title: streams[1],
-                                                                                 text: (item.text, streams[2]), keywords: (item.keywords, streams[3])))
+                                                                                 text: (item.text, streams[2]), keywords: (item.keywords, streams[3])),
+                        termVector: SearchTokenizer.termVector(streams: streams))
     }
 }
 
 extension SearchIndex {
+    /// The text with every NUL replaced by U+FFFD (the text itself when it holds none).
+    package static func withoutNUL(_ text: String) -> String {
+        text.utf8.contains(0) ? String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : $0 })) : text
+    }
+
     /// Each column's and value's position count, `name title|text values|keyword values` ("1 2|3 1 2|1 1"),
     /// counted in the tokens FTS5 itself stores (the joined texts'). A list of one empty value is empty.
     static func valueLengths(displayName: [UInt8]?, title: [UInt8]?, text: (values: [String], stream: [UInt8]?),

@@ -87,12 +87,12 @@ extension SearchIndex {
                 FROM items i JOIN item_texts t ON t.id = i.id WHERE i.uri = ?
                 """)
             insert = try db.cachedStatement(sql: """
-                INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, value_lengths, attributes)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
+                INSERT INTO items (uri, store_id, entity, display_name, latitude, longitude, date, rank, value_lengths, attributes, term_vector)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uri) DO NOTHING
                 """)
             update = try db.cachedStatement(sql: """
                 UPDATE items SET store_id = ?, entity = ?, display_name = ?, latitude = ?, longitude = ?, date = ?, rank = ?,
-                    value_lengths = ?, attributes = ?
+                    value_lengths = ?, attributes = ?, term_vector = ?
                 WHERE id = ?
                 """)
             insertTexts = try db.cachedStatement(sql: "INSERT INTO item_texts (id, title, text, keywords) VALUES (?, ?, ?, ?)")

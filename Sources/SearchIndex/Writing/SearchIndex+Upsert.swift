@@ -100,7 +100,7 @@ extension SearchIndex {
             prepared.tokenize()
             let update = statements.update
             try RowValues(prepared: prepared, storeID: storeID, location: location).bind(to: update, startingAt: 1, uriFirst: false)
-            sqlite3_bind_int64(update.sqliteStatement, 10, id)
+            sqlite3_bind_int64(update.sqliteStatement, 11, id)
             try step(update, db: db)
             if writesText {
                 let texts = statements.updateTexts
@@ -179,7 +179,7 @@ extension SearchIndex {
     struct RowValues {
         var item: IndexedItem, storeID: Int64, location: Bool
         /// Computed by the caller: a new item is tokenized before its row is bound.
-        var valueLengths: String, attributes: String
+        var valueLengths: String, attributes: String, termVector: [UInt8]?
 
         init(prepared: PreparedItem, storeID: Int64, location: Bool) {
             item = prepared.item
@@ -187,6 +187,7 @@ extension SearchIndex {
             self.location = location
             valueLengths = prepared.tokens?.valueLengths ?? ""
             attributes = prepared.attributes
+            termVector = prepared.tokens?.termVector
         }
 
         func bind(to statement: Statement, startingAt first: Int32, uriFirst: Bool) throws {
@@ -215,6 +216,7 @@ extension SearchIndex {
             sqlite3_bind_double(handle, next(), rank)
             SQLiteCall.bindText(handle, next(), valueLengths)
             SQLiteCall.bindText(handle, next(), attributes)
+            if let termVector { SQLiteCall.bindBlob(handle, next(), termVector) } else { sqlite3_bind_null(handle, next()) }
         }
     }
 

@@ -92,7 +92,7 @@ extension SearchPlan {
         case .text: "FTS5 alone, ranked and paged in SQL"
         case .nearest: "R-tree circles growing around the point, refined by exact distance"
         case .textThenPlace: "FTS5 matches first, then the place filter (the words are rarer)"
-        case .placeThenText: "R-tree candidates first, then FTS5 on those rows (the place is rarer)"
+        case .placeThenText: "R-tree candidates first, each checked and scored from its term vector (the place is rarer)"
         case .intersection: "R-tree ids first, then one FTS5 scan scoring only those rows"
         case .filter: "the attribute filter alone, most important items first"
         }
