@@ -34,6 +34,9 @@ struct QueryBenchmark: ParsableCommand {
     @Flag(help: "No typo tolerance.")
     var exact = false
 
+    @Option(help: "Run this plan instead of the planner's: text-then-place, place-then-text or intersection (with --near).")
+    var plan: String?
+
     @Option(help: "Runs.")
     var runs = 1_000
 
@@ -53,6 +56,10 @@ struct QueryBenchmark: ParsableCommand {
         request.facets = facet.map { [$0] } ?? []
         request.typoTolerance = !exact
         request.limit = limit
+        if let plan {
+            guard let forced = SearchPlan(rawValue: plan) else { throw ValidationError("--plan: one of text-then-place, place-then-text, intersection") }
+            request.forcedPlan = forced
+        }
         var times: [Double] = []
         var hits = 0
         for _ in 0..<max(1, runs) {

@@ -215,25 +215,6 @@ struct TermVectorTests {
         #expect(found > 100)
     }
 
-    @Test("a text holding NUL is indexed, renamed and deleted without leaving a token behind (found by the vectors fuzz target)")
-    func textsWithNUL() throws {
-        let index = try PreparedItemTests.newIndex("vectors-nul-\(UUID().uuidString)")
-        let item = IndexedItem(uri: "x-coredata://NUL/Place/p1", entity: "Place", displayName: "\u{0}\u{0}d!Rzym", title: "IT", text: ["a\u{0}b"],
-                               keywords: ["x\u{0}"], latitude: 1, longitude: 1)
-        try index.apply(IndexBatch(upserts: [item], checkpoint: IndexFixtures.checkpoint(1)))
-        var request = SearchRequest(query: "rzym b", near: try Coordinate(latitude: 1, longitude: 1), radius: 1_000)
-        for plan in [SearchPlan.placeThenText, .intersection] {
-            request.forcedPlan = plan
-            #expect(try index.search(request).hits.map(\.uri) == [item.uri])
-        }
-        var renamed = item
-        renamed.displayName = "other\u{0}"
-        try index.apply(IndexBatch(upserts: [renamed], checkpoint: IndexFixtures.checkpoint(2)))
-        try index.apply(IndexBatch(deletes: [item.uri], checkpoint: IndexFixtures.checkpoint(3)))
-        try index.write { db in try db.execute(sql: "INSERT INTO items_fts (items_fts, rank) VALUES ('integrity-check', 1)") }
-        #expect(try index.search(SearchRequest(query: "rzym OR other OR b")).hits.isEmpty)
-    }
-
     @Test("an index of schema 13 gains every item's vector when opened for writing")
     func migrationWritesVectors() throws {
         let index = try Self.newIndex("vectors-migration", items: Self.items(count: 300, seed: 38))

@@ -6,10 +6,13 @@ import GRDBSQLite
 /// Choosing a plan: estimated match counts of words and prefixes, and the cheapest way to the page.
 extension Search {
     /// The plan for words and a place with the least estimated work, in microseconds measured with
-    /// `searchbench plans` at 939,632 items: a text match joined to its item and scored ≈ 1.8; a doclist
-    /// entry scanned ≈ 0.03 (a prefix's, merged from every term it covers, ≈ 0.1); an R-tree row ≈ 0.3;
-    /// a place checked and scored from its term vector ≈ 0.9 with its R-tree row, after FTS5 counts the rows
-    /// of each phrase that has no leader list (a scan of its doclist).
+    /// `searchbench plans` and `searchbench query` with a forced plan at 939,632 items: a text match joined
+    /// to its item and scored ≈ 1.8; a doclist entry scanned ≈ 0.03 (a prefix's, merged from every term it
+    /// covers, ≈ 0.1);
+    /// an R-tree id read, sorted and looked up in the scan ≈ 0.15 (`Hen*` within 100 km: 11,500 places, 1.9 ms);
+    /// a place checked and scored from its term vector ≈ 0.65 with its R-tree row (`city` within 50 km of
+    /// Mexico City: 3,565 places, 2.4 ms), after FTS5 counts the rows of each phrase that has no leader list (a
+    /// scan of its doclist).
     mutating func cheapestPlan(_ parsed: ParsedQuery, bounded: Bool) throws -> SearchPlan {
         let textEstimate = try matchEstimate ?? estimate(parsed)
         matchEstimate = textEstimate
@@ -19,7 +22,9 @@ extension Search {
         // grew the circle for 150 ms where scoring every match took 7), so forty times `needed` is assumed:
         // a growing plan is chosen only when it wins by a wide margin. In floating point: an unpaged request
         // (a count, facets) needs Int.max hits.
-        let placeCount = bounded ? try countInRegion(cap: textEstimate * 6 + 1, radius: request.radius)
+        // Counted up to where the places alone cost more than scoring every match (1.8 ÷ 0.15 = 12 places a
+        // match): past it, only text-then-place can win, and counting on would cost more than deciding.
+        let placeCount = bounded ? try countInRegion(cap: textEstimate.multipliedReportingOverflow(by: 12).partialValue + 1, radius: request.radius)
             : Int(min(Double(total), 40 * Double(needed) * Double(max(1, total / max(1, textEstimate)))))
         let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
         let hasPrefix = parsed.hasPrefix
@@ -27,8 +32,8 @@ extension Search {
         // Ordered by distance, text-then-place reads every match's place and scores the page only (≈ 0.4 a match).
         let costs: [(SearchPlan, Double)] = [
             (.textThenPlace, (scoresPageOnly ? 0.4 : 1.8) * Double(textEstimate)),
-            (.placeThenText, 0.9 * Double(placeCount) + (try uncountedPhrasesCost(parsed))),
-            (.intersection, (bounded ? 1 : 4) * scan + 0.3 * Double(placeCount) + 1.8 * overlap),
+            (.placeThenText, 0.65 * Double(placeCount) + (try uncountedPhrasesCost(parsed))),
+            (.intersection, (bounded ? 1 : 4) * scan + 0.15 * Double(placeCount) + 1.8 * overlap),
         ]
         return costs.min { $0.1 < $1.1 }?.0 ?? .intersection
     }

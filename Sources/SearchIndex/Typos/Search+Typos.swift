@@ -45,6 +45,9 @@ extension Search {
     static func suggestion(for parsed: ParsedQuery, query: String, db: Database) throws -> QuerySuggestion? {
         var corrections: [(term: ParsedQuery.Term, suggested: String)] = []
         for term in QuerySuggestion.correctableWords(of: parsed) {
+            // A word or prefix with a leader list matches its listed rows: asking FTS5 would merge every term of
+            // a prefix first (`San*`, found nowhere within 100 km: 3.5 of its 4.4 ms at 940k items).
+            if let key = term.leaderKey, try TermLeaders.documents(ofKeys: [key], db: db)[key] ?? 0 > 0 { continue }
             let alternatives = term.phrases.map(\.expression).joined(separator: " OR ")
             guard try !matchesSomething(alternatives, db: db) else { continue }
             let word = term.tokens[0]
