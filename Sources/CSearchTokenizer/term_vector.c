@@ -97,6 +97,9 @@ static int read_vector(VectorRow *row, const unsigned char *vector, int length) 
         unsigned int count = 0;
         if (!get_varint(vector, length, &at, &count) || count > (unsigned int)(length - at)) return 0;
         row->columnStart[column] = row->count;
+        // Bounded by the bytes left (count <= length), so the sum fits; its double need not: such a vector is
+        // no vector this reader takes (FTS5 scores the row).
+        if (row->count + (int)count > (INT_MAX - 16) / 2) return 0;
         if (row->count + (int)count > row->capacity) {
             int grown = (row->count + (int)count) * 2 + 16;
             VectorToken *bigger = realloc(row->tokens, (size_t)grown * sizeof(VectorToken));
@@ -234,6 +237,7 @@ static int token_matches(const VectorToken *token, const VectorPhrase *phrase, i
 
 static int add_instance(searchlight_vector_query *query, int phrase, int column, int offset) {
     if (query->instanceCount == query->instanceCapacity) {
+        if (query->instanceCapacity > (INT_MAX - 32) / 2) return 0;
         int grown = query->instanceCapacity * 2 + 32;
         searchlight_instance *bigger = realloc(query->instances, (size_t)grown * sizeof(searchlight_instance));
         if (!bigger) return 0;
@@ -272,6 +276,7 @@ static int position_list(searchlight_vector_query *query, const VectorPhrase *ph
             continue;
         }
         if (*count == query->listCapacity[index]) {
+            if (query->listCapacity[index] > (INT_MAX - 16) / 2) return -1;
             int grown = query->listCapacity[index] * 2 + 16;
             int *bigger = realloc(query->lists[index], (size_t)grown * sizeof(int));
             if (!bigger) return -1;
@@ -408,6 +413,12 @@ static void searchlight_vector_rank(sqlite3_context *context, int argumentCount,
         double score = 0;
         int status = searchlight_vector_query_score(query, vector, length, lengths, sqlite3_value_double(arguments[3]), &score);
         if (status == 2) {
+            // Each such row costs an FTS5 statement (a prefix merged again): past a few, the search is better
+            // served by a plan that runs FTS5 once, and says so (SEARCHLIGHT_VECTOR_FALLBACK_LIMIT).
+            if (query->fallbacks >= SEARCHLIGHT_VECTOR_FALLBACKS) {
+                sqlite3_result_error(context, SEARCHLIGHT_VECTOR_FALLBACK_LIMIT, -1);
+                return;
+            }
             status = fts5_score(sqlite3_context_db_handle(context), query, id, &score);
             if (status < 0) { sqlite3_result_error_code(context, -status); return; }
         }
@@ -544,6 +555,8 @@ int searchlight_typo_words_near(searchlight_typo_words *words, const unsigned ch
             if (!candidate) continue;
             // Every scalar takes a byte at least; a token's scalars are at most its bytes.
             if ((int)size + 1 > words->scratchCapacity || 3 * (longest + 1) > words->scratchCapacity) {
+                // A token's size is bounded by the vector's bytes; its double need not fit.
+                if ((int)size > (INT_MAX - 16) / 2 || longest > (INT_MAX - 16) / 8) return -1;
                 int grown = ((int)size > 3 * (longest + 1) ? (int)size : 3 * (longest + 1)) * 2 + 16;
                 unsigned int *scratch = realloc(words->scratch, (size_t)grown * sizeof(unsigned int));
                 if (!scratch) return -1;

@@ -2,7 +2,7 @@ import CoreDataStore
 import Foundation
 import GRDB
 @testable import Indexer
-import SearchIndex
+@testable import SearchIndex
 import Testing
 import TestScratch
 
@@ -130,6 +130,44 @@ struct RealStoreExportTests {
         }
         if !current.isEmpty { parts.append(current) }
         return parts
+    }
+
+    @Test("on real data the term-vector plan answers as FTS5: words, identifier parts, prefixes and phrases of the items",
+          arguments: stores.map(\.folder))
+    func termVectorsAnswerAsFTS5(folder name: String) async throws {
+        let file = try #require(Self.stores.first { $0.folder == name }?.file)
+        let work = try TestFolder.make("real-vectors")
+        try FileManager.default.copyItem(at: Self.realStores.appendingPathComponent(name), to: work.appendingPathComponent("store"))
+        let store = try PersistentStore(path: work.appendingPathComponent("store").appendingPathComponent(file).path)
+        let index = try SearchIndex(path: work.appendingPathComponent("index.searchindex").path, mode: .readWrite(permissions: nil))
+        _ = try await Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model)).catchUp()
+        // Every item placed at one point, so that both plans see every item in the region.
+        try index.write { db in
+            try db.execute(sql: "UPDATE items SET latitude = 0, longitude = 0")
+            try db.execute(sql: "INSERT OR REPLACE INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, 0, 0, 0, 0 FROM items")
+        }
+        let items = try await index.dump()
+        var queries: Set<String> = []
+        for item in items.prefix(400) {
+            let tokens = SearchTokenizer.tokens(in: ([item.displayName] + item.text).joined(separator: " "), withParts: true).map(\.text)
+            guard let first = tokens.first else { continue }
+            queries.insert("\"\(first)\"")
+            if let last = tokens.last, last.count >= 3 { queries.insert("\"\(last.prefix(3))\"*") }
+            if tokens.count > 1 { queries.insert("\"\(tokens[0]) \(tokens[1])\"") }
+        }
+        var compared = 0
+        for query in queries.sorted().prefix(150) {
+            var request = SearchRequest(query: query, near: try Coordinate(latitude: 0, longitude: 0), radius: 10_000, limit: 50)
+            request.typoTolerance = false
+            request.forcedPlan = .intersection
+            let fts5 = try await index.search(request).hits
+            request.forcedPlan = .placeThenText
+            let vectors = try await index.search(request).hits
+            #expect(vectors.map(\.uri) == fts5.map(\.uri), "\(name): \(query)")
+            #expect(vectors.map(\.score) == fts5.map(\.score), "\(name): \(query)")
+            compared += vectors.count
+        }
+        if !items.isEmpty { #expect(compared > 0, "\(name): nothing compared") }
     }
 
     @Test("identifier parts in real data (bundle IDs, camelCase names) find their items, and only items holding them",

@@ -229,6 +229,11 @@ int searchlight_vector_query_score(searchlight_vector_query *query, const unsign
 /// How many rows the query has asked FTS5 to score.
 int searchlight_vector_query_fallbacks(const searchlight_vector_query *query);
 
+/// The most rows one query asks FTS5 to score; past them `searchlight_vector_rank` fails with
+/// SEARCHLIGHT_VECTOR_FALLBACK_LIMIT as its message, and the search takes a plan that runs FTS5 once.
+#define SEARCHLIGHT_VECTOR_FALLBACKS 16
+#define SEARCHLIGHT_VECTOR_FALLBACK_LIMIT "searchlight_vector_rank: too many rows for FTS5 to score one by one"
+
 /// Binds a query to parameter `index` of a statement. Returns an SQLite result code.
 int searchlight_bind_vector_query(sqlite3_stmt *statement, int index, searchlight_vector_query *query);
 

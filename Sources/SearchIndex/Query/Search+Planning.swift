@@ -24,17 +24,21 @@ extension Search {
         // (a count, facets) needs Int.max hits.
         // Counted up to where the places alone cost more than scoring every match (1.8 ÷ 0.15 = 12 places a
         // match): past it, only text-then-place can win, and counting on would cost more than deciding.
-        let placeCount = bounded ? try countInRegion(cap: textEstimate.multipliedReportingOverflow(by: 12).partialValue + 1, radius: request.radius)
+        let cap = textEstimate.multipliedReportingOverflow(by: 12)
+        let placeCount = bounded ? try countInRegion(cap: cap.overflow ? Int.max - 1 : cap.partialValue + 1, radius: request.radius)
             : Int(min(Double(total), 40 * Double(needed) * Double(max(1, total / max(1, textEstimate)))))
         let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
         let hasPrefix = parsed.hasPrefix
         let scan = Double(textEstimate) * (hasPrefix ? 0.1 : 0.03)
         // Ordered by distance, text-then-place reads every match's place and scores the page only (≈ 0.4 a match).
-        let costs: [(SearchPlan, Double)] = [
-            (.textThenPlace, (scoresPageOnly ? 0.4 : 1.8) * Double(textEstimate)),
-            (.placeThenText, 0.65 * Double(placeCount) + (try uncountedPhrasesCost(parsed))),
-            (.intersection, (bounded ? 1 : 4) * scan + 0.15 * Double(placeCount) + 1.8 * overlap),
-        ]
+        let textThenPlace = (scoresPageOnly ? 0.4 : 1.8) * Double(textEstimate)
+        let intersection = (bounded ? 1 : 4) * scan + 0.15 * Double(placeCount) + 1.8 * overlap
+        // Growing circles read their places again each round, and words cluster (a word absent near the
+        // point grows the circle towards the whole planet): four times, as the intersection's scan.
+        var placeThenText = (bounded ? 1 : 4) * 0.65 * Double(placeCount)
+        // The counting it needs is estimated only when it may win (each estimate reads the vocabulary).
+        if placeThenText < min(textThenPlace, intersection) { placeThenText += try uncountedPhrasesCost(parsed) }
+        let costs: [(SearchPlan, Double)] = [(.textThenPlace, textThenPlace), (.placeThenText, placeThenText), (.intersection, intersection)]
         return costs.min { $0.1 < $1.1 }?.0 ?? .intersection
     }
 

@@ -128,6 +128,9 @@ extension Search {
     /// again with the expansions takes 0.3–1.5 ms.
     mutating func regionMayHoldTypoNeighbours(of plan: TypoPlan) throws -> Bool {
         guard request.radius != nil || request.boundingBox != nil else { return true }
+        // A prefix's expansions are prefixes of terms: the check would have to follow every term that starts
+        // with one, which is the walk's work.
+        guard !plan.words.contains(where: \.isPrefix) else { return true }
         let walk = plan.words.reduce(0.0) { $0 + ($1.edits >= 2 ? 5_000 : 300) } + 500
         let places = Int(walk / 0.7)
         guard try countInRegion(cap: places + 1, radius: request.radius) <= places else { return true }

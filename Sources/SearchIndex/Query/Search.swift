@@ -135,7 +135,13 @@ struct Search {
             return (matches.compactMap(refine), .textThenPlace)
         case .placeThenText:
             guard let query = try vectorQuery(parsed) else { return ([], .placeThenText) }  // no FTS5 row: nothing matches
-            return (try nearest(textFilter: .vectors(query)), .placeThenText)
+            do {
+                return (try nearest(textFilter: .vectors(query)), .placeThenText)
+            } catch let error as DatabaseError where error.message == SEARCHLIGHT_VECTOR_FALLBACK_LIMIT {
+                // Rows the vectors cannot score (a prefix's term twice at one position, `com.apple.com` for `co*`),
+                // each an FTS5 statement: one FTS5 scan instead.
+                return (try nearest(textFilter: .intersect(parsed.expression)), .intersection)
+            }
         default:
             return (try nearest(textFilter: .intersect(parsed.expression)), .intersection)
         }

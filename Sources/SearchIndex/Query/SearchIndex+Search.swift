@@ -48,12 +48,17 @@ extension SearchIndex {
                 expanded = true
             }
             var results: SearchResults
+            // The plan of words left unexpanded because the region holds no typo neighbour of them.
+            var unexpanded: TypoPlan?
             let lazily = request.effectiveSort == .relevance && request.sortAttribute == nil
             if !expanded, lazily {
                 var exact = Search(db: db, request: request, parsed: parsed, predicate: predicate)
                 results = try exact.run()
                 // A region where no place holds a typo neighbour of a word: no expansion matches there.
-                if results.hits.count < request.limit, try parsed.flatMap(TypoPlan.init).map({ try exact.regionMayHoldTypoNeighbours(of: $0) }) ?? true {
+                let plan = results.hits.count < request.limit ? parsed.flatMap(TypoPlan.init) : nil
+                if let plan, try !exact.regionMayHoldTypoNeighbours(of: plan) {
+                    unexpanded = plan
+                } else if results.hits.count < request.limit {
                     try expand()
                     if parsed?.hasExpansions == true {
                         var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
@@ -66,7 +71,7 @@ extension SearchIndex {
                 results = try search.run()
             }
             if results.hits.isEmpty, request.offset == 0, let parsed, let query = request.query {
-                results.suggestion = try Search.suggestion(for: parsed, query: query, db: db)
+                results.suggestion = try Search.suggestion(for: parsed, query: query, unexpanded: expanded ? nil : unexpanded, db: db)
             }
             if !request.facets.isEmpty || request.countsTotal {
                 try expand()

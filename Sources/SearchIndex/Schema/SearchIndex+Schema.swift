@@ -170,15 +170,35 @@ extension SearchIndex {
     static let schemaVersion = 14
 
     /// Writes every item's term vector from its stored texts, tokenized as FTS5 tokenized them (schema 14).
+    ///
+    /// Texts holding NUL (written before such texts were stored with U+FFFD) are mended first: a text read
+    /// back through a Swift string ends at its NUL, so FTS5's delete of it missed the tokens after, and a
+    /// vector made of it would miss them too. They are stored with U+FFFD and FTS5 is rebuilt from them,
+    /// which also drops whatever such deletes left behind (only when some text holds a NUL).
     static func fillTermVectors(_ db: Database) throws {
+        // Found and mended as bytes: SQL's replace() takes `char(0)` for an empty pattern.
+        let holdingNUL = try Row.fetchAll(db, sql: """
+            SELECT i.id, CAST(i.display_name AS BLOB), CAST(t.title AS BLOB), CAST(t.text AS BLOB), CAST(t.keywords AS BLOB)
+            FROM items i JOIN item_texts t ON t.id = i.id
+            WHERE instr(CAST(i.display_name AS BLOB), x'00') > 0 OR instr(CAST(t.title AS BLOB), x'00') > 0
+                OR instr(CAST(t.text AS BLOB), x'00') > 0 OR instr(CAST(t.keywords AS BLOB), x'00') > 0
+            """)
+        for row in holdingNUL {
+            let texts = (1...4).map { withoutNUL(String(decoding: (row[$0] as Data?) ?? Data(), as: UTF8.self)) }
+            try db.execute(sql: "UPDATE items SET display_name = ? WHERE id = ?", arguments: [texts[0], row[0] as Int64])
+            try db.execute(sql: "UPDATE item_texts SET title = ?, text = ?, keywords = ? WHERE id = ?", arguments: [texts[1], texts[2], texts[3], row[0] as Int64])
+        }
+        if !holdingNUL.isEmpty { try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('rebuild')") }
         let update = try db.makeStatement(sql: "UPDATE items SET term_vector = ? WHERE id = ?")
         var after: Int64 = 0
+        // The texts as bytes: a string would end at a NUL that the mending above missed.
         while case let rows = try Row.fetchAll(db, sql: """
-            SELECT id, display_name, title, text, keywords FROM items_content WHERE id > ? ORDER BY id LIMIT 5000
+            SELECT id, CAST(display_name AS BLOB), CAST(title AS BLOB), CAST(text AS BLOB), CAST(keywords AS BLOB)
+            FROM items_content WHERE id > ? ORDER BY id LIMIT 5000
             """, arguments: [after]),
               let last = rows.last {
             for row in rows {
-                let columns: [String] = [row[1], row[2], row[3], row[4]]
+                let columns: [String] = (1...4).map { String(decoding: (row[$0] as Data?) ?? Data(), as: UTF8.self) }
                 let vector = SearchTokenizer.termVector(streams: columns.map(SearchTokenizer.documentStream(of:)))
                 try update.execute(arguments: [vector.map { Data($0) }, row[0] as Int64])
             }

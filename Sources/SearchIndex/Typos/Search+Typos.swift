@@ -22,17 +22,18 @@ extension Search {
     /// deleted item never stands in.
     static func expanded(_ parsed: ParsedQuery, db: Database) throws -> ParsedQuery {
         guard let plan = TypoPlan(parsed) else { return parsed }
+        return plan.expanded(parsed, with: try plan.words.map { try expansions(of: $0, plan: plan, db: db) })
+    }
+
+    /// One word's expansions that match some item, at most the plan's per word.
+    static func expansions(of word: TypoPlan.Word, plan: TypoPlan, db: Database) throws -> [TypoExpansion] {
         var expander = TypoExpander(db)
-        var kept: [[TypoExpansion]] = []
-        for word in plan.words {
-            var matching: [TypoExpansion] = []
-            for expansion in try expander.expansions(of: word.token, isPrefix: word.isPrefix, maximumEdits: word.edits, limit: plan.candidatesPerWord)
-            where matching.count < plan.perWord {
-                if try matchesSomething(TypoPlan.term(expansion).expression, db: db) { matching.append(expansion) }
-            }
-            kept.append(matching)
+        var matching: [TypoExpansion] = []
+        for expansion in try expander.expansions(of: word.token, isPrefix: word.isPrefix, maximumEdits: word.edits, limit: plan.candidatesPerWord)
+        where matching.count < plan.perWord {
+            if try matchesSomething(TypoPlan.term(expansion).expression, db: db) { matching.append(expansion) }
         }
-        return plan.expanded(parsed, with: kept)
+        return matching
     }
 
     /// Whether an FTS5 expression matches at least one item.
@@ -41,8 +42,10 @@ extension Search {
     }
 
     /// For a search that found nothing: the words that match nothing, each replaced by the index's nearest
-    /// term (fewest edits, then most items), or nil when no word has one near enough.
-    static func suggestion(for parsed: ParsedQuery, query: String, db: Database) throws -> QuerySuggestion? {
+    /// term (fewest edits, then most items), or nil when no word has one near enough. A word found as a typo
+    /// elsewhere is not corrected: `unexpanded`, the plan of a search that left its words unexpanded (its
+    /// region holds no typo neighbour), has a word's expansions looked for here, as expanding would have.
+    static func suggestion(for parsed: ParsedQuery, query: String, unexpanded: TypoPlan? = nil, db: Database) throws -> QuerySuggestion? {
         var corrections: [(term: ParsedQuery.Term, suggested: String)] = []
         for term in QuerySuggestion.correctableWords(of: parsed) {
             // A word or prefix with a leader list matches its listed rows: asking FTS5 would merge every term of
@@ -50,6 +53,8 @@ extension Search {
             if let key = term.leaderKey, try TermLeaders.documents(ofKeys: [key], db: db)[key] ?? 0 > 0 { continue }
             let alternatives = term.phrases.map(\.expression).joined(separator: " OR ")
             guard try !matchesSomething(alternatives, db: db) else { continue }
+            if let plan = unexpanded, let word = plan.words.first(where: { $0.token == term.tokens.first && $0.isPrefix == term.isPrefix }),
+               try !expansions(of: word, plan: plan, db: db).isEmpty { continue }
             let word = term.tokens[0]
             var expander = TypoExpander(db)  // each word its own probe budget
             expander.dictionary.seekLimit = QuerySuggestion.probesPerWord
