@@ -132,15 +132,22 @@ struct RealStoreExportTests {
         return parts
     }
 
-    @Test("on real data the term-vector plan answers as FTS5: words, identifier parts, prefixes and phrases of the items",
-          arguments: stores.map(\.folder))
-    func termVectorsAnswerAsFTS5(folder name: String) async throws {
-        let file = try #require(Self.stores.first { $0.folder == name }?.file)
-        let work = try TestFolder.make("real-vectors")
-        try FileManager.default.copyItem(at: Self.realStores.appendingPathComponent(name), to: work.appendingPathComponent("store"))
+    /// A copy of the real store in `name`, exported with the zero configuration into a fresh index in a folder
+    /// named `label`.
+    static func exported(_ name: String, into label: String) async throws -> SearchIndex {
+        let file = try #require(stores.first { $0.folder == name }?.file)
+        let work = try TestFolder.make(label)
+        try FileManager.default.copyItem(at: realStores.appendingPathComponent(name), to: work.appendingPathComponent("store"))
         let store = try PersistentStore(path: work.appendingPathComponent("store").appendingPathComponent(file).path)
         let index = try SearchIndex(path: work.appendingPathComponent("index.searchindex").path, mode: .readWrite(permissions: nil))
         _ = try await Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model)).catchUp()
+        return index
+    }
+
+    @Test("on real data the term-vector plan answers as FTS5: words, identifier parts, prefixes and phrases of the items",
+          arguments: stores.map(\.folder))
+    func termVectorsAnswerAsFTS5(folder name: String) async throws {
+        let index = try await Self.exported(name, into: "real-vectors")
         // Every item placed at one point, so that both plans see every item in the region.
         try index.write { db in
             try db.execute(sql: "UPDATE items SET latitude = 0, longitude = 0")
@@ -173,12 +180,7 @@ struct RealStoreExportTests {
     @Test("identifier parts in real data (bundle IDs, camelCase names) find their items, and only items holding them",
           arguments: stores.map(\.folder))
     func identifierParts(folder name: String) async throws {
-        let file = try #require(Self.stores.first { $0.folder == name }?.file)
-        let work = try TestFolder.make("real-parts")
-        try FileManager.default.copyItem(at: Self.realStores.appendingPathComponent(name), to: work.appendingPathComponent("store"))
-        let store = try PersistentStore(path: work.appendingPathComponent("store").appendingPathComponent(file).path)
-        let index = try SearchIndex(path: work.appendingPathComponent("index.searchindex").path, mode: .readWrite(permissions: nil))
-        _ = try await Exporter(store: store, index: index, configuration: try ResolvedConfiguration(nil, model: store.model)).catchUp()
+        let index = try await Self.exported(name, into: "real-parts")
         let items = try await index.dump()
         func fold(_ text: String) -> String { text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil) }
         // Identifiers only: words the tokenizer would keep whole that hold a separator or a hump.

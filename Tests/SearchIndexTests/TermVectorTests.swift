@@ -30,11 +30,9 @@ struct TermVectorTests {
         }
     }
 
+    /// An index of the items with lists of every word, prefix and phrase of 50 rows or more.
     static func newIndex(_ name: String, items: [IndexedItem]) throws -> SearchIndex {
-        let index = try PreparedItemTests.newIndex(name)
-        try index.apply(IndexBatch(prepared: items.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1)))
-        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 50, listingPrefixes: true) }
-        return index
+        try TypoTiersTests.newIndex(name, items: items, minimumDocuments: 50, listingPrefixes: true)
     }
 
     /// Queries of every shape: words, prefixes (one covering a part and its word at one position, and `a*`

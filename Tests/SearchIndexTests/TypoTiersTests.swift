@@ -42,10 +42,10 @@ struct TypoTiersTests {
         }
     }
 
-    static func newIndex(_ name: String, items: [IndexedItem]) throws -> SearchIndex {
+    static func newIndex(_ name: String, items: [IndexedItem], minimumDocuments: Int = 100, listingPrefixes: Bool = false) throws -> SearchIndex {
         let index = try PreparedItemTests.newIndex(name)
         try index.apply(IndexBatch(prepared: items.map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1)))
-        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: false) }
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: minimumDocuments, listingPrefixes: listingPrefixes) }
         return index
     }
 
