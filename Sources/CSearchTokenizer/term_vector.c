@@ -203,7 +203,7 @@ void searchlight_vector_query_free(searchlight_vector_query *query) {
 }
 
 int searchlight_vector_query_add_phrase(searchlight_vector_query *query, int group, int isPrefix, int tokenCount,
-                                        const char *const *tokens, const int *lengths) {
+                                        const unsigned char *const *tokens, const int *lengths) {
     if (!query || tokenCount < 0 || group < -1 || group > 63) return SQLITE_MISUSE;
     if (query->phraseCount == query->phraseCapacity) {
         int grown = query->phraseCapacity * 2 + 8;
@@ -371,8 +371,6 @@ int searchlight_vector_query_score(searchlight_vector_query *query, const unsign
                                  query->weights, score) != SQLITE_OK) return -1;
     return 1;
 }
-
-int searchlight_vector_query_fallbacks(const searchlight_vector_query *query) { return query ? query->fallbacks : 0; }
 
 // The row's score from FTS5 itself (the query's fallback statement, run for this row id): 1 with the score
 // when it matches, 0 when not; an SQLite error code, negated, otherwise.

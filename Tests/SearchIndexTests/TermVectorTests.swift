@@ -110,7 +110,7 @@ struct TermVectorTests {
         let scorer = searchlight_scorer_create(Int32(phrases.count), sizes, documents, 1_000, [2, 1, 5, 1], nil)
         guard let query = searchlight_vector_query_create(scorer, SearchIndex.columnWeights, nil, nil, nil) else { return nil }
         for phrase in phrases {
-            let status = Search.withCStrings(phrase.tokens.map { Array($0.utf8) }) { pointers, lengths in
+            let status = SearchTokenizer.withPointers(to: phrase.tokens.map { Array($0.utf8) }) { pointers, lengths in
                 searchlight_vector_query_add_phrase(query, phrase.group, phrase.isPrefix ? 1 : 0, Int32(phrase.tokens.count), pointers, lengths)
             }
             guard status == 0 else { searchlight_vector_query_free(query); return nil }
@@ -143,7 +143,7 @@ struct TermVectorTests {
             try index.read { db in
                 for row in try Row.fetchAll(db, sql: "SELECT i.term_vector, i.display_name, t.title, t.text, t.keywords FROM items i JOIN item_texts t ON t.id = i.id") {
                     let columns: [String] = [row[1] as String, row[2] as String, row[3] as String, row[4] as String]
-                    let expected = SearchTokenizer.termVector(streams: columns.map(SearchTokenizer.documentStream(of:)))
+                    let expected = SearchTokenizer.termVector(ofColumns: columns)
                     #expect((row[0] as Data?).map { [UInt8]($0) } == expected)
                 }
             }
@@ -264,7 +264,7 @@ struct TermVectorTests {
             #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items WHERE term_vector IS NULL") == 0)
             for row in try Row.fetchAll(db, sql: "SELECT i.term_vector, i.display_name, t.title, t.text, t.keywords FROM items i JOIN item_texts t ON t.id = i.id") {
                 let columns: [String] = [row[1] as String, row[2] as String, row[3] as String, row[4] as String]
-                #expect((row[0] as Data?).map { [UInt8]($0) } == SearchTokenizer.termVector(streams: columns.map(SearchTokenizer.documentStream(of:))))
+                #expect((row[0] as Data?).map { [UInt8]($0) } == SearchTokenizer.termVector(ofColumns: columns))
             }
         }
         for query in ["san*", "zanzibar", "lake"] {

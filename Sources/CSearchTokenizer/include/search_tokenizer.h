@@ -216,7 +216,7 @@ searchlight_vector_query *searchlight_vector_query_create(searchlight_scorer *sc
 /// Adds the query's next phrase, in FTS5's numbering: its group (-1 for an excluded phrase), whether its
 /// last token is a prefix, and its tokens as FTS5 tokenizes the phrase. Returns an SQLite result code.
 int searchlight_vector_query_add_phrase(searchlight_vector_query *query, int group, int isPrefix, int tokenCount,
-                                        const char *const *tokens, const int *lengths);
+                                        const unsigned char *const *tokens, const int *lengths);
 
 /// Frees a query.
 void searchlight_vector_query_free(searchlight_vector_query *query);
@@ -225,9 +225,6 @@ void searchlight_vector_query_free(searchlight_vector_query *query);
 /// vector cannot tell (FTS5 must), -1 when memory runs out.
 int searchlight_vector_query_score(searchlight_vector_query *query, const unsigned char *vector, int length, const char *lengths,
                                    double rank, double *score);
-
-/// How many rows the query has asked FTS5 to score.
-int searchlight_vector_query_fallbacks(const searchlight_vector_query *query);
 
 /// The most rows one query asks FTS5 to score; past them `searchlight_vector_rank` fails with
 /// SEARCHLIGHT_VECTOR_FALLBACK_LIMIT as its message, and the search takes a plan that runs FTS5 once.

@@ -14,9 +14,6 @@ extension Search {
 
         init(_ pointer: OpaquePointer) { self.pointer = pointer }
         deinit { searchlight_vector_query_free(pointer) }
-
-        /// How many rows FTS5 has scored for it (their vectors could not tell).
-        var fallbacks: Int { Int(searchlight_vector_query_fallbacks(pointer)) }
     }
 
     /// The statement that scores one row with FTS5 when its vector cannot tell: the phrase plan, the MATCH
@@ -63,7 +60,7 @@ extension Search {
         }) else { throw DatabaseError(resultCode: .SQLITE_NOMEM, message: "out of memory for the search's term-vector query") }
         let query = VectorQuery(pointer)
         for (phrase, words) in zip(phrases, tokens) {
-            let status = Self.withCStrings(words) { pointers, lengths in
+            let status = SearchTokenizer.withPointers(to: words) { pointers, lengths in
                 searchlight_vector_query_add_phrase(pointer, phrase.group, phrase.term.isPrefix ? 1 : 0, Int32(words.count), pointers, lengths)
             }
             guard status == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: status), message: "cannot build the search's term-vector query") }
@@ -101,21 +98,6 @@ extension Search {
         // Boxes split at the antimeridian or a pole share no row: each box's best, then the page's.
         if ranked && boxes.count > 1 { candidates = Array(candidates.sorted(by: SearchCandidate.ranksBefore).prefix(needed)) }
         return candidates
-    }
-
-    /// Calls `body` with C arrays of pointers to and lengths of byte arrays (valid only inside it).
-    static func withCStrings<Result>(_ strings: [[UInt8]], _ body: ([UnsafePointer<CChar>?], [Int32]) -> Result) -> Result {
-        var pointers: [UnsafePointer<CChar>?] = []
-        func nest(_ index: Int) -> Result {
-            guard index < strings.count else { return body(pointers, strings.map { Int32($0.count) }) }
-            return strings[index].withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { characters in
-                    pointers.append(characters.baseAddress)
-                    return nest(index + 1)
-                }
-            }
-        }
-        return nest(0)
     }
 }
 

@@ -199,7 +199,7 @@ extension SearchIndex {
               let last = rows.last {
             for row in rows {
                 let columns: [String] = (1...4).map { String(decoding: (row[$0] as Data?) ?? Data(), as: UTF8.self) }
-                let vector = SearchTokenizer.termVector(streams: columns.map(SearchTokenizer.documentStream(of:)))
+                let vector = SearchTokenizer.termVector(ofColumns: columns)
                 try update.execute(arguments: [vector.map { Data($0) }, row[0] as Int64])
             }
             after = last[0]

@@ -51,19 +51,24 @@ public enum SearchTokenizer {
     static func termVector(streams: [[UInt8]?]) -> [UInt8]? {
         guard streams.count == Int(SEARCHLIGHT_RANK_COLUMNS), streams.allSatisfy({ $0 != nil }) else { return nil }
         let columns = streams.map { $0 ?? [] }
-        let lengths = columns.map { Int32($0.count) }
-        return withPointers(to: columns) { pointers in
+        return withPointers(to: columns) { pointers, lengths in
             stream(expected: columns.reduce(0) { $0 + $1.count } / 3 + 16) { buffer, capacity in
                 searchlight_term_vector(pointers, lengths, buffer, capacity)
             }
         }
     }
 
-    /// Calls `body` with a C array of pointers to each byte array's storage (valid only inside it).
-    private static func withPointers<Result>(to arrays: [[UInt8]], _ body: ([UnsafePointer<UInt8>?]) -> Result) -> Result {
+    /// The term vector of the four FTS5 columns' texts (display name, title, joined text, joined keywords).
+    static func termVector(ofColumns texts: [String]) -> [UInt8]? {
+        termVector(streams: texts.map(documentStream(of:)))
+    }
+
+    /// Calls `body` with C arrays of pointers to each byte array's storage and of their lengths (valid only
+    /// inside it).
+    package static func withPointers<Result>(to arrays: [[UInt8]], _ body: ([UnsafePointer<UInt8>?], [Int32]) -> Result) -> Result {
         var pointers: [UnsafePointer<UInt8>?] = []
         func nest(_ index: Int) -> Result {
-            guard index < arrays.count else { return body(pointers) }
+            guard index < arrays.count else { return body(pointers, arrays.map { Int32($0.count) }) }
             return arrays[index].withUnsafeBufferPointer { buffer in
                 pointers.append(buffer.baseAddress)
                 return nest(index + 1)
