@@ -71,7 +71,7 @@ extension SearchIndex {
                 results = try search.run()
             }
             if results.hits.isEmpty, request.offset == 0, let parsed, let query = request.query {
-                results.suggestion = try Search.suggestion(for: parsed, query: query, unexpanded: expanded ? nil : unexpanded, db: db)
+                results.suggestion = try Search.suggestion(for: parsed, query: query, unexpanded: unexpanded, db: db)
             }
             if !request.facets.isEmpty || request.countsTotal {
                 try expand()
