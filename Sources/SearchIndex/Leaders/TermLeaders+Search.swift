@@ -105,6 +105,12 @@ extension TermLeaders {
                        boundaryURI: boundary, partialBound: partial, documents: documents)
     }
 
+    /// The row count of one key whose list is not stale, or nil: a prepared statement kept by the connection
+    /// (typo tolerance asks it of every expansion it checks).
+    static func documents(ofKey key: String, db: Database) throws -> Int? {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT documents FROM leader_terms WHERE stale = 0 AND term = ?"), arguments: [key])
+    }
+
     /// The row counts of the keys (words, prefixes and phrases, ``key(token:isPrefix:)``, ``key(phrase:)``) whose lists are not stale
     /// (exact then), by key.
     static func documents(ofKeys keys: Set<String>, db: Database) throws -> [String: Int] {

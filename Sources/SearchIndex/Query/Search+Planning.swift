@@ -101,7 +101,7 @@ extension Search {
             let count: Int
             let isLastPrefix = isPrefix && index == tokens.count - 1
             if request.usesTermLeaders, let key = TermLeaders.key(token: token, isPrefix: isLastPrefix),
-               let listed = try TermLeaders.documents(ofKeys: [key], db: db)[key] {
+               let listed = try TermLeaders.documents(ofKey: key, db: db) {
                 // A leader list's count is exact and free; the vocabulary counts by scanning doclists (every
                 // term of `san*`'s: `San*` within 100 km, 10.4 → 8.7 ms at 940k items).
                 count = listed

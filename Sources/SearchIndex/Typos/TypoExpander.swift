@@ -43,14 +43,15 @@ package struct TypoExpander<Terms: TermSource> {
         // Only terms (and prefixes) that are one token as a query tokenizes them: FTS5 searches an expansion as
         // it tokenizes it, so `macy'*` (a prefix of `macy's`) would be searched as `macy*`, and a term holding a
         // space (U+037A normalizes to one) as a phrase of its words — neither what the walk found.
+        // Tokenized in order, only until `limit` are kept (a 2-edit walk finds hundreds).
         return found.filter { $0.key != query }
             .map { TypoExpansion(term: String(String.UnicodeScalarView($0.key)), edits: $0.value, isPrefix: isPrefix) }
-            .filter { SearchTokenizer.tokens(in: $0.term).map(\.text) == [$0.term] }
             .sorted { a, b in
                 (a.edits, a.term.utf8.count) != (b.edits, b.term.utf8.count)
                     ? (a.edits, a.term.utf8.count) < (b.edits, b.term.utf8.count)
                     : BinaryCollation.precedes(a.term, b.term)
             }
+            .lazy.filter { SearchTokenizer.tokens(in: $0.term).map(\.text) == [$0.term] }
             .prefix(limit).map { $0 }
     }
 

@@ -42,7 +42,9 @@ public struct PreparedItem: Sendable {
         // delete is given would lack the tokens after it, and they would stay in the index: every text FTS5
         // sees holds U+FFFD instead, as PostgreSQL stores it (neither makes a token).
         var item = item
-        if [item.displayName, item.title].contains(where: { $0.utf8.contains(0) }) || (item.text + item.keywords).contains(where: { $0.utf8.contains(0) }) {
+        func holdsNUL(_ text: String) -> Bool { text.utf8.contains(0) }
+        // Checked field by field: an export prepares every item here, and joining the lists would copy them.
+        if holdsNUL(item.displayName) || holdsNUL(item.title) || item.text.contains(where: holdsNUL) || item.keywords.contains(where: holdsNUL) {
             item.displayName = SearchIndex.withoutNUL(item.displayName)
             item.title = SearchIndex.withoutNUL(item.title)
             item.text = item.text.map(SearchIndex.withoutNUL)
