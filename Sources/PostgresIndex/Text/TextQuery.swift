@@ -30,13 +30,7 @@ struct TextQuery {
     let tsquery: String?
 
     init(_ parsed: ParsedQuery) {
-        var phrases: [Phrase] = []
-        for (index, group) in parsed.required.enumerated() {
-            for alternative in group.flatMap(\.alternatives) {
-                phrases.append(Phrase(tokens: alternative.term.tokens, isPrefix: alternative.term.isPrefix, group: index))
-            }
-        }
-        phrases += parsed.excluded.map { Phrase(tokens: $0.tokens, isPrefix: $0.isPrefix, group: nil) }
+        let phrases = parsed.numberedPhrases.map { Phrase(tokens: $0.term.tokens, isPrefix: $0.term.isPrefix, group: $0.group) }
         self.phrases = phrases
         groupCount = parsed.required.count
         plan = parsed.phrasePlan

@@ -85,13 +85,20 @@ public struct ParsedQuery: Sendable, Hashable, CustomStringConvertible {
     /// The phrase plan with the row count of each phrase that `documents` knows (`0:1@408720`): the ranking
     /// function then does not count that phrase's rows, a walk of its whole doclist.
     func phrasePlan(documents: (Term) -> Int?) -> String {
-        func known(_ term: Term) -> String { documents(term).map { "@\($0)" } ?? "" }
-        var plan: [String] = []
+        numberedPhrases.map { phrase in
+            (phrase.group.map { "\($0):\(phrase.edits)" } ?? "-") + (documents(phrase.term).map { "@\($0)" } ?? "")
+        }.joined(separator: " ")
+    }
+
+    /// Every FTS5 phrase of ``expression`` in FTS5's numbering: each required group's terms with their typo
+    /// expansions, then the excluded terms (group nil). What the phrase plan, the term-vector plan and every
+    /// other index's matching number phrases by, so that they cannot disagree.
+    package var numberedPhrases: [(term: Term, group: Int?, edits: Int)] {
+        var phrases: [(term: Term, group: Int?, edits: Int)] = []
         for (index, group) in required.enumerated() {
-            for term in group { plan += term.alternatives.map { "\(index):\($0.edits)" + known($0.term) } }
+            for alternative in group.flatMap(\.alternatives) { phrases.append((alternative.term, index, alternative.edits)) }
         }
-        plan += excluded.map { "-" + known($0) }
-        return plan.joined(separator: " ")
+        return phrases + excluded.map { ($0, nil, 0) }
     }
 
     /// The leader-list key of every word, prefix and phrase of the query, its typo expansions and exclusions

@@ -39,13 +39,10 @@ extension Search {
             counted[term.expression] = count
             return count
         }
-        // In FTS5's numbering: each group's terms with their expansions, then the excluded terms (never in a
-        // matching row: their counts weigh nothing).
-        var phrases: [(term: ParsedQuery.Term, group: Int32, documents: Int)] = []
-        for (index, group) in parsed.required.enumerated() {
-            for alternative in group.flatMap(\.alternatives) { phrases.append((alternative.term, Int32(index), try documents(alternative.term))) }
+        // The excluded phrases are never in a matching row: their counts weigh nothing.
+        let phrases = try parsed.numberedPhrases.map { phrase in
+            (term: phrase.term, group: Int32(phrase.group ?? -1), documents: phrase.group == nil ? 0 : try documents(phrase.term))
         }
-        phrases += parsed.excluded.map { ($0, -1, 0) }
         let byExpression = Dictionary(phrases.map { ($0.term.expression, $0.documents) }, uniquingKeysWith: { first, _ in first })
         // Every phrase's count in the plan: FTS5, scoring a row the vector cannot tell, then counts none.
         let plan = parsed.phrasePlan { byExpression[$0.expression] ?? 0 }
