@@ -20,6 +20,9 @@ struct PlanBenchmark: ParsableCommand {
     @Option(help: "Print the N requests with the highest regret (to standard error).")
     var worst = 5
 
+    @Option(help: "Print the N requests whose chosen plan took longest (to standard error).")
+    var slowest = 0
+
     /// Plans a search with words and a place can take.
     static let plans: [SearchPlan] = [.textThenPlace, .placeThenText, .intersection]
     /// A plan still running after this is stopped and counted at this time.
@@ -49,7 +52,7 @@ struct PlanBenchmark: ParsableCommand {
         let reader = try SearchIndex(path: files.index, mode: .readOnly)
         let workload = PlanWorkload(places: places, count: requests)
         var rows: [String: [(chosen: Double, best: Double, regret: Double)]] = [:]
-        var worstCases: [(regret: Double, line: String)] = []
+        var worstCases: [(regret: Double, chosen: Double, line: String)] = []
         var disagreements = 0
         func time(_ request: SearchRequest) throws -> (seconds: Double, results: SearchResults?) {
             var best = Double.infinity, results: SearchResults? = nil
@@ -81,7 +84,7 @@ struct PlanBenchmark: ParsableCommand {
             rows[kind, default: []].append((chosen.seconds, best, regret))
             let plans = Self.plans.map { "\($0.rawValue) \(IndexBenchmark.ms(times[$0] ?? 0))" }.joined(separator: ", ")
             let plan = chosen.results?.plan.rawValue ?? "stopped"
-            worstCases.append((regret, "\(kind) '\(request.query ?? "")' \(request.filter ?? "") r=\(request.radius.map { "\(Int($0 / 1000)) km" } ?? "-"): chose \(plan) \(IndexBenchmark.ms(chosen.seconds)) ms; \(plans)"))
+            worstCases.append((regret, chosen.seconds, "\(kind) '\(request.query ?? "")' \(request.filter ?? "") r=\(request.radius.map { "\(Int($0 / 1000)) km" } ?? "-")\(request.near.map { String(format: " near %.4f,%.4f", $0.latitude, $0.longitude) } ?? "")\(request.boundingBox.map { String(format: " box %.3f,%.3f,%.3f,%.3f", $0.minLatitude, $0.minLongitude, $0.maxLatitude, $0.maxLongitude) } ?? ""): chose \(plan) \(IndexBenchmark.ms(chosen.seconds)) ms; \(plans)"))
         }
         let label = grouped(Double(places.count))
         for kind in PlanWorkload.kinds {
@@ -97,8 +100,11 @@ struct PlanBenchmark: ParsableCommand {
         let (r50, r99) = IndexBenchmark.percentiles(all.map(\.regret))
         print("| \(label) | all | \(all.count) | | | \(String(format: "%.2f / %.2f / %.1f", r50, r99, all.map(\.regret).max() ?? 1)) | \(all.filter { $0.regret > 2 }.count) | \(all.filter { $0.regret > 10 }.count) |")
         FileHandle.standardError.write(Data("plans at \(label): \(disagreements) answers differed between plans\n".utf8))
-        for (regret, line) in worstCases.sorted(by: { $0.regret > $1.regret }).prefix(worst) {
+        for (regret, _, line) in worstCases.sorted(by: { $0.regret > $1.regret }).prefix(worst) {
             FileHandle.standardError.write(Data(String(format: "  regret %.1f: ", regret).utf8) + Data("\(line)\n".utf8))
+        }
+        for (regret, _, line) in worstCases.sorted(by: { $0.chosen > $1.chosen }).prefix(slowest) {
+            FileHandle.standardError.write(Data(String(format: "  slow (regret %.1f): ", regret).utf8) + Data("\(line)\n".utf8))
         }
     }
 }

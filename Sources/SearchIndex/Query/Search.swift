@@ -117,6 +117,8 @@ struct Search {
         // Ordered by an attribute, every match is needed before the page.
         guard spatial else { return (try textMatches(expression: parsed.expression, pagedInSQL: request.sortAttribute == nil), .text) }
         let bounded = request.radius != nil || request.boundingBox != nil
+        // One frequent word, prefix or phrase within a wide region: its best rows there, from its placed list.
+        if bounded, request.forcedPlan == nil, let page = try placedListPage(parsed) { return (page, .placedList) }
         let plan: SearchPlan
         if let forced = request.forcedPlan {
             plan = forced

@@ -128,6 +128,7 @@ extension SearchIndex {
             // Term leader lists: a frequent term's best rows, so that a one-word search scores a few dozen
             // rows instead of every row holding the word (see TermLeaders).
             try db.execute(sql: TermLeaders.schema)
+            try db.execute(sql: TermLeaders.placesSchema)
             try TermLeaders.refresh(db, listingPrefixes: false)
         }
         migrator.registerMigration("v10") { db in
@@ -154,6 +155,7 @@ extension SearchIndex {
             // Phrases' lists beside the words' (keys of several tokens, `san juan`), watched through their
             // tokens. A build before this one would take such a key for a word and never mark it stale, so
             // the version changes and it refuses the file.
+            try db.execute(sql: TermLeaders.placesSchema)
             try TermLeaders.refreshPhrases(db)
         }
         migrator.registerMigration("v14") { db in
@@ -163,11 +165,18 @@ extension SearchIndex {
             try db.execute(sql: "ALTER TABLE items ADD COLUMN term_vector BLOB")
             try fillTermVectors(db)
         }
+        migrator.registerMigration("v15") { db in
+            // Placed lists beside the leader lists: a listed word's, prefix's or phrase's best rows, far deeper,
+            // with their places and scores, so that a search of it within a wide region stops early (see
+            // TermLeaders+Places). Every list is listed again to have one.
+            try db.execute(sql: TermLeaders.placesSchema)
+            try TermLeaders.listPlaces(db)
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 14
+    static let schemaVersion = 15
 
     /// Writes every item's term vector from its stored texts, tokenized as FTS5 tokenized them (schema 14).
     ///

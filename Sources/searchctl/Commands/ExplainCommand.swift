@@ -95,6 +95,7 @@ extension SearchPlan {
         case .placeThenText: "R-tree candidates first, each checked and scored from its term vector (the place is rarer)"
         case .intersection: "R-tree ids first, then one FTS5 scan scoring only those rows"
         case .filter: "the attribute filter alone, most important items first"
+        case .placedList: "the word's best rows with their places, best first, scored in the region until none further down can reach the page"
         }
     }
 }

@@ -1,0 +1,126 @@
+import CSearchTokenizer
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// One frequent word, prefix or phrase within a wide region, from its placed list (see TermLeaders+Places):
+/// the list's rows best first, those that may lie in the region read from their items and scored from their
+/// term vectors, until the page's last score beats what any row further down, or left off, can score now.
+extension Search {
+    /// The narrowest region a placed list is tried for (meters: a radius, or half a box's diagonal). A
+    /// narrower one holds few places, which the R-tree's plans score in well under a millisecond, where
+    /// walking a word's list (up to 65,536 entries, ≈ 2 ns each outside the region) would add to it.
+    static let narrowestPlacedRegion = 100_000.0
+
+    /// The rows a walk reads from their items at most (≈ 2 µs each) before it leaves the page to the other
+    /// plans: a region whose page it has not proven by then holds few of the list's best rows (or a filter
+    /// leaves few of them), and the walk's cost is added to theirs.
+    static let maximumPlacedReads = 600
+
+    /// The page of the query's one word, prefix or phrase within the request's region, by relevance, when
+    /// its placed list proves it; nil otherwise (no list, a stale one, a narrow region, a page deeper than
+    /// ``TermLeaders/maximumPlacedPage``, too few of the list's rows in the region, or ties with a row left
+    /// off that no URI tells apart). The page is then exactly the one full scoring gives.
+    mutating func placedListPage(_ parsed: ParsedQuery) throws -> [Candidate]? {
+        guard request.usesTermLeaders, request.effectiveSort == .relevance, request.sortAttribute == nil,
+              needed <= TermLeaders.maximumPlacedPage, let key = parsed.leaderKey,
+              let region = PlacedRegion(request, boxes: regionBoxes(radius: request.radius)),
+              region.span >= Self.narrowestPlacedRegion,
+              let list = try TermLeaders.placedListing(key: key, db: db),
+              let query = try vectorQuery(parsed) else { return nil }
+        let filter = itemFilter(probing: true, itemID: "i.id")
+        let sql = """
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude,
+                searchlight_vector_rank(i.id, i.term_vector, i.value_lengths, i.rank, ?) AS score
+            FROM items i WHERE i.id = ?\(filter.sql)
+            """
+        record(sql, ["(the query's term vectors)", "(each listed row that may lie in the region)"] + filter.arguments)
+        let statement = try db.cachedStatement(sql: sql)
+        statement.setUncheckedArguments([DatabaseValue.null, 0] + filter.arguments)
+        let handle = statement.sqliteStatement
+        // The page so far, best first.
+        var page: [Candidate] = []
+        let needed = needed
+        func read(_ id: Int64) throws -> Bool {
+            sqlite3_reset(handle)
+            sqlite3_bind_int64(handle, 2, id)
+            // No row: the filters leave it out.
+            guard try SQLiteCall.step(handle, db: db) else { return true }
+            // A listed row its vector does not match: the list is not what it says.
+            guard sqlite3_column_type(handle, 6) != SQLITE_NULL else { return false }
+            let candidate = Candidate(id: sqlite3_column_int64(handle, 0), uri: SQLiteCall.text(handle, 1), entity: SQLiteCall.text(handle, 2),
+                                      displayName: SQLiteCall.text(handle, 3), latitude: SQLiteCall.optionalDouble(handle, 4),
+                                      longitude: SQLiteCall.optionalDouble(handle, 5), score: -sqlite3_column_double(handle, 6))
+            guard let placed = refine(candidate) else { return true }
+            let position = page.firstIndex { SearchCandidate.ranksBefore(placed, $0) } ?? page.endIndex
+            if position < needed {
+                page.insert(placed, at: position)
+                if page.count > needed { page.removeLast() }
+            }
+            return true
+        }
+        let proven = try SQLiteCall.withVectorQuery(query.pointer, boundTo: statement, parameter: 1) {
+            try list.entries.withUnsafeBytes { bytes -> Bool in
+                var reads = 0, previous = Float.infinity
+                for index in 0..<list.count {
+                    let entry = TermLeaders.PlacedEntry.read(bytes, at: index)
+                    // Best first, or damaged: a score out of order would stop the walk before a better row.
+                    guard entry.score <= previous else { return false }
+                    previous = entry.score
+                    // Every row further down scored at most this one when listed.
+                    if page.count == needed, let last = page.last, list.precedes(last.score, rowsListedAtMost: Double(entry.score)) { return true }
+                    guard region.mayHold(latitude: entry.latitude, longitude: entry.longitude) else { continue }
+                    reads += 1
+                    guard reads <= Self.maximumPlacedReads, try read(entry.id) else { return false }
+                }
+                // Past the last entry: a row left off scored at most the threshold when listed.
+                guard let threshold = list.threshold else { return true }
+                return page.count == needed && page.last.map { list.precedes($0.score, rowsListedAtMost: threshold) } == true
+            }
+        }
+        return proven ? page : nil
+    }
+}
+
+/// A request's region as a placed list checks its entries: their places are `Float`s, so the check keeps a
+/// margin wider than their rounding (and the item's own place decides, exactly, after).
+struct PlacedRegion {
+    /// Boxes covering the region, widened by the margin.
+    let boxes: [GeoMath.Box]
+    /// The circle, when there is one.
+    let center: Coordinate?, radius: Double?
+    /// How wide the region is: the radius, or half a box's diagonal, the narrower.
+    let span: Double
+
+    /// A `Float` degree is within 1e-5° of the `Double` it rounds (half a unit in the last place at 180°):
+    /// about a meter.
+    static let degreeMargin = 1e-4, meterMargin = 20.0
+
+    /// The region of a request with a radius or a box; nil without either.
+    init?(_ request: SearchRequest, boxes: [GeoMath.Box]) {
+        guard request.radius != nil || request.boundingBox != nil else { return nil }
+        let margin = Self.degreeMargin
+        self.boxes = boxes.map { box in
+            GeoMath.Box(minLatitude: box.minLatitude - margin, maxLatitude: box.maxLatitude + margin,
+                        minLongitude: box.minLongitude - margin, maxLongitude: box.maxLongitude + margin)
+        }
+        center = request.radius == nil ? nil : request.near
+        radius = request.near == nil ? nil : request.radius
+        var span = Double.infinity
+        if let radius { span = radius }
+        if let box = request.boundingBox {
+            let width = box.minLongitude <= box.maxLongitude ? box.maxLongitude - box.minLongitude : 360 - box.minLongitude + box.maxLongitude
+            span = Swift.min(span, GeoMath.distance(box.minLatitude, 0, box.maxLatitude, Swift.min(width, 179.9)) / 2)
+        }
+        self.span = span
+    }
+
+    /// Whether a place rounded to `Float`s may lie in the region.
+    func mayHold(latitude: Float, longitude: Float) -> Bool {
+        let latitude = Double(latitude), longitude = Double(longitude)
+        guard boxes.contains(where: { latitude >= $0.minLatitude && latitude <= $0.maxLatitude && longitude >= $0.minLongitude && longitude <= $0.maxLongitude })
+        else { return false }
+        guard let center, let radius else { return true }
+        return GeoMath.distance(center.latitude, center.longitude, latitude, longitude) <= radius + Self.meterMargin
+    }
+}

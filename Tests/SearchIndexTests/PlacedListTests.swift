@@ -1,0 +1,159 @@
+import Foundation
+import GRDB
+@testable import SearchIndex
+import SeededRandom
+import Testing
+
+/// A placed list answers a word, prefix or phrase within a wide region only with the page full scoring gives:
+/// over circles and boxes of every width (across the antimeridian and over a pole), filters, pages, twins that
+/// tie, lists stale after writes and listed again.
+@Suite("Placed lists")
+struct PlacedListTests {
+    /// Places in four dense clusters (one of them astride the antimeridian), some anywhere, some nowhere; every
+    /// tenth item has a twin (the same name, rank and tag, a few meters away) that ties with it.
+    static func items(_ keys: Range<Int>, seed: UInt64) -> [IndexedItem] {
+        var generator = SeededGenerator(seed: seed)
+        let clusters: [(Double, Double)] = [(48, 2), (-23, -46), (35, 139), (-17, 179)]
+        var items: [IndexedItem] = []
+        for var item in TermLeadersTests.items(keys, seed: seed) {
+            var latitude: Double?, longitude: Double?
+            switch Int.random(in: 0..<20, using: &generator) {
+            case 0: break  // no place
+            case 1...4:
+                latitude = Double.random(in: -89.9...89.9, using: &generator)
+                longitude = Double.random(in: -180...180, using: &generator)
+            default:
+                let (lat, lon) = clusters.randomElement(using: &generator) ?? (0, 0)
+                latitude = lat + Double.random(in: -12...12, using: &generator)
+                var wrapped = lon + Double.random(in: -12...12, using: &generator)
+                if wrapped > 180 { wrapped -= 360 }
+                longitude = wrapped
+            }
+            item.latitude = latitude
+            item.longitude = longitude
+            item.attributes = ["tag": [.number(Double(Int.random(in: 0..<4, using: &generator)))]]
+            items.append(item)
+            if items.count % 10 == 0 {
+                var twin = item
+                twin.uri += "t"
+                twin.latitude = latitude.map { $0 + 1e-5 }
+                items.append(twin)
+            }
+        }
+        return items
+    }
+
+    /// Circles of every width around the clusters and elsewhere, and boxes, one across the antimeridian.
+    static let regions: [(near: (Double, Double), radius: Double?, box: (Double, Double, Double, Double)?)] = [
+        ((48, 2), 100_000, nil), ((48, 2), 600_000, nil), ((48, 2), 1_500_000, nil), ((-23, -46), 2_000_000, nil),
+        ((35, 139), 900_000, nil), ((-17, 179.5), 1_200_000, nil), ((-17, -179.5), 3_000_000, nil), ((0, 0), 4_000_000, nil),
+        ((85, 0), 1_000_000, nil), ((10, -120), 8_000_000, nil), ((48, 2), 15_000_000, nil),
+        ((40, 0), nil, (36, -10, 60, 14)), ((-20, 0), nil, (-30, 170, -5, -170)), ((0, 0), 2_500_000, (-10, -10, 10, 10)),
+    ]
+
+    static let queries = TermLeadersTests.words + ["Saint"] + TermLeadersTests.prefixes + TermLeadersTests.phrases
+
+    /// Every page of every query within every region, from the lists and from full scoring: the same hits,
+    /// scores and distances. Returns how many pages placed lists answered.
+    @discardableResult
+    static func expectSamePages(_ index: SearchIndex, _ context: String, filters: [String?] = [nil, "tag == 1"]) throws -> Int {
+        var answered = 0
+        for query in queries {
+            for region in regions {
+                for filter in filters {
+                    for (limit, offset) in [(1, 0), (20, 0), (20, 7), (64, 0), (10, 250)] {
+                        var request = SearchRequest(query: query, limit: limit, offset: offset)
+                        request.near = try Coordinate(latitude: region.near.0, longitude: region.near.1)
+                        request.radius = region.radius
+                        request.boundingBox = try region.box.map { try BoundingBox(minLatitude: $0.0, minLongitude: $0.1, maxLatitude: $0.2, maxLongitude: $0.3) }
+                        request.filter = filter
+                        request.typoTolerance = false
+                        let listed = try index.search(request)
+                        request.usesTermLeaders = false
+                        let full = try index.search(request)
+                        #expect(listed.hits.map(describe) == full.hits.map(describe),
+                                "\(context): \(query) within \(region) filter \(filter ?? "-") limit \(limit) offset \(offset)")
+                        if listed.plan == .placedList { answered += 1 }
+                    }
+                }
+            }
+        }
+        return answered
+    }
+
+    static func describe(_ hit: SearchHit) -> String { "\(hit.uri) \(hit.score) \(hit.distance ?? -1)" }
+
+    @Test("a placed list answers wide regions exactly as full scoring, ties and filters included, and leaves the rest to the other plans")
+    func pagesEqualFullScoring() throws {
+        let index = try TypoTiersTests.newIndex("placed-lists", items: Self.items(0..<3_000, seed: 41), listingPrefixes: true)
+        let answered = try Self.expectSamePages(index, "listed")
+        // Not vacuous: most wide regions' pages come from the lists.
+        #expect(answered > 1_000, "\(answered) pages answered by placed lists")
+        // Every listed key has its placed list, best first, each entry scoring above the threshold.
+        try index.read { db in
+            let keys = try String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 0")
+            #expect(!keys.isEmpty)
+            for key in keys {
+                let list = try #require(try TermLeaders.placedListing(key: key, db: db), "\(key)")
+                let scores = list.entries.withUnsafeBytes { bytes in (0..<list.count).map { TermLeaders.PlacedEntry.read(bytes, at: $0).score } }
+                #expect(scores == scores.sorted(by: >), "\(key)")
+                if let threshold = list.threshold, let last = scores.last { #expect(Double(last) > threshold, "\(key)") }
+            }
+        }
+    }
+
+    @Test("writes take placed lists out of use with their leader lists; listed again, they answer again")
+    func staleAndListedAgain() throws {
+        let items = Self.items(0..<2_000, seed: 43)
+        let index = try TypoTiersTests.newIndex("placed-lists-stale", items: items, listingPrefixes: true)
+        // Renames and moves (rows whose scores and places change), deletes, and new rows.
+        var generator = SeededGenerator(seed: 44)
+        var edited: [IndexedItem] = []
+        for var item in items.shuffled(using: &generator).prefix(300) {
+            item.displayName = TermLeadersTests.words.shuffled(using: &generator).prefix(2).joined(separator: " ")
+            item.latitude = item.latitude.map { -$0 }
+            edited.append(item)
+        }
+        let added = Self.items(5_000..<5_400, seed: 45)
+        try index.apply(IndexBatch(prepared: (edited + added).map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(2)))
+        try index.apply(IndexBatch(deletes: items.prefix(200).map(\.uri), checkpoint: IndexFixtures.checkpoint(3)))
+        try Self.expectSamePages(index, "stale", filters: [nil])
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true) }
+        #expect(try Self.expectSamePages(index, "listed again", filters: [nil]) > 500)
+    }
+
+    @Test("an index whose lists have no placed rows (schema 14) gets them when migrated, and answers as full scoring")
+    func listedByTheMigration() throws {
+        let index = try TypoTiersTests.newIndex("placed-lists-migrated", items: Self.items(0..<1_500, seed: 47), listingPrefixes: true)
+        let keys = try index.read { db in try Set(String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 0")) }
+        try index.write { db in try db.execute(sql: "DELETE FROM leader_places") }
+        #expect(try Self.expectSamePages(index, "no placed rows", filters: [nil]) == 0)
+        try index.write { db in try TermLeaders.listPlaces(db) }
+        let listed = try index.read { db in try Set(String.fetchAll(db, sql: "SELECT term FROM leader_places")) }
+        #expect(listed == keys)
+        #expect(try Self.expectSamePages(index, "migrated", filters: [nil]) > 300)
+    }
+
+    @Test("a damaged placed list is not used")
+    func damagedList() throws {
+        let index = try TypoTiersTests.newIndex("placed-lists-damaged", items: Self.items(0..<1_500, seed: 49))
+        try index.write { db in
+            try db.execute(sql: "UPDATE leader_places SET entries = substr(entries, 1, length(entries) - 3) WHERE term = 'san'")
+            try db.execute(sql: "UPDATE leader_places SET threshold = 1e999 WHERE term = 'city'")
+            // Entries out of order: the worst first.
+            let entries = try #require(try Data.fetchOne(db, sql: "SELECT entries FROM leader_places WHERE term = 'maria'"))
+            let size = TermLeaders.PlacedEntry.size
+            let reversed = stride(from: entries.count - size, through: 0, by: -size).reduce(into: Data()) { $0 += entries[$1..<$1 + size] }
+            try db.execute(sql: "UPDATE leader_places SET entries = ? WHERE term = 'maria'", arguments: [reversed])
+        }
+        var request = SearchRequest(query: "san", near: try Coordinate(latitude: 48, longitude: 2), radius: 2_000_000)
+        request.typoTolerance = false
+        #expect(try index.search(request).plan != .placedList)
+        request.query = "city"
+        #expect(try index.search(request).plan != .placedList)
+        request.query = "maria"
+        #expect(try index.search(request).plan != .placedList)
+        request.query = "jose"
+        #expect(try index.search(request).plan == .placedList)
+    }
+}
