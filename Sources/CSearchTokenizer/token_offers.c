@@ -189,6 +189,16 @@ void searchlight_touch_all(void *offers) {
     if (shared) shared->touchedAll = 1;
 }
 
+int searchlight_touch_stream(void *offers, const unsigned char *stream, int length) {
+    TokenizerShared *shared = offers;
+    if (!shared) return 0;
+    TokenRecord record;
+    int at = 0, status;
+    while ((status = token_stream_next(stream, length, &at, &record)) == 1) tokenizer_shared_note_token(shared, record.token, record.length);
+    if (status < 0) { shared->touchedAll = 1; return -1; }
+    return 0;
+}
+
 static void touch(TokenizerShared *shared, const char *key, int length) {
     if (term_collector_add(shared->touched, key, length) != SQLITE_OK || shared->touched->overflowed) shared->touchedAll = 1;
 }

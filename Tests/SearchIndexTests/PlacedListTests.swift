@@ -134,6 +134,52 @@ struct PlacedListTests {
         #expect(try Self.expectSamePages(index, "migrated", filters: [nil]) > 300)
     }
 
+    @Test("a place moved under the same text takes its words' placed lists out of use in the same write")
+    func placeMovedAlone() throws {
+        let items = Self.items(0..<2_000, seed: 51)
+        let index = try TypoTiersTests.newIndex("placed-lists-moved", items: items, listingPrefixes: true)
+        // Every item holding `jose` far from Paris moves next to it, its text and rank as they were; and
+        // an item without a place gets one there.
+        let far = items.filter { item in
+            item.displayName.split(separator: " ").contains("jose") && item.latitude.map { abs($0 - 48) > 20 } == true
+        }
+        #expect(far.count > 20)
+        let moved = far.map { item in
+            var item = item
+            item.latitude = 48.5
+            item.longitude = 2.5
+            return item
+        }
+        var placed = try #require(items.first { $0.latitude == nil })
+        placed.latitude = 47.5
+        placed.longitude = 1.5
+        try index.apply(IndexBatch(prepared: (moved + [placed]).map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(2)))
+        let stale = try TermLeadersTests.staleTerms(index)
+        #expect(stale.isSuperset(of: ["jose", "j*", "jo*", "jos*", "jose*"]))
+        var request = SearchRequest(query: "jose", near: try Coordinate(latitude: 48, longitude: 2), radius: 600_000, limit: 64)
+        request.typoTolerance = false
+        let listed = try index.search(request)
+        #expect(listed.plan != .placedList)
+        request.usesTermLeaders = false
+        #expect(listed.hits.map(Self.describe) == (try index.search(request)).hits.map(Self.describe))
+        #expect(Set(listed.hits.map(\.uri)).isSuperset(of: moved.prefix(20).map(\.uri)) || listed.hits.count == 64)
+    }
+
+    @Test("rows the term vectors cannot score leave the page to the other plans")
+    func vectorsMissing() throws {
+        let index = try TypoTiersTests.newIndex("placed-lists-no-vectors", items: Self.items(0..<1_500, seed: 53), listingPrefixes: true)
+        // An index whose items have no vectors (a damaged one): every row read is scored by FTS5, one statement
+        // each, until the limit stops the walk.
+        try index.write { db in try db.execute(sql: "UPDATE items SET term_vector = NULL") }
+        for query in ["san", "s*", "\"san juan\""] {
+            var request = SearchRequest(query: query, near: try Coordinate(latitude: 48, longitude: 2), radius: 3_000_000, limit: 64)
+            request.typoTolerance = false
+            let listed = try index.search(request)
+            request.usesTermLeaders = false
+            #expect(listed.hits.map(Self.describe) == (try index.search(request)).hits.map(Self.describe), "\(query)")
+        }
+    }
+
     @Test("a damaged placed list is not used")
     func damagedList() throws {
         let index = try TypoTiersTests.newIndex("placed-lists-damaged", items: Self.items(0..<1_500, seed: 49))

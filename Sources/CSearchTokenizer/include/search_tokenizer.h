@@ -82,6 +82,11 @@ int searchlight_watch_term(void *offers, const char *term, int length);
 #define SEARCHLIGHT_LONGEST_LISTED_PREFIX 32
 /// Touches every list: a write that changes scores without FTS5 seeing it (an item's static rank).
 void searchlight_touch_all(void *offers);
+/// Touches the lists of a document's tokens as if it were written (a token stream in
+/// searchlight_prepare_tokens' format): a write FTS5 does not see that moves what a list keeps of its rows
+/// (an item's place, which placed lists hold). Returns 0, or -1 when the stream is damaged (every list is
+/// touched then).
+int searchlight_touch_stream(void *offers, const unsigned char *stream, int length);
 
 /// For a text of values joined by U+001F whose stream this is, the positions each value holds: its
 /// words, identifier parts sharing their word's. `valueStarts` are the byte offsets where the values

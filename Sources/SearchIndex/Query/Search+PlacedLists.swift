@@ -59,26 +59,35 @@ extension Search {
             }
             return true
         }
-        let proven = try SQLiteCall.withVectorQuery(query.pointer, boundTo: statement, parameter: 1) {
-            try list.entries.withUnsafeBytes { bytes -> Bool in
-                var reads = 0, previous = Float.infinity
-                for index in 0..<list.count {
-                    let entry = TermLeaders.PlacedEntry.read(bytes, at: index)
-                    // Best first, or damaged: a score out of order would stop the walk before a better row.
-                    guard entry.score <= previous else { return false }
-                    previous = entry.score
-                    // Every row further down scored at most this one when listed.
-                    if page.count == needed, let last = page.last, list.precedes(last.score, rowsListedAtMost: Double(entry.score)) { return true }
-                    guard region.mayHold(latitude: entry.latitude, longitude: entry.longitude) else { continue }
-                    reads += 1
-                    guard reads <= Self.maximumPlacedReads, try read(entry.id) else { return false }
+        // The entries best first, until the page is proven (true) or cannot be (false).
+        func walk() throws -> Bool {
+            try SQLiteCall.withVectorQuery(query.pointer, boundTo: statement, parameter: 1) {
+                try list.entries.withUnsafeBytes { bytes -> Bool in
+                    var reads = 0, previous = Float.infinity
+                    for index in 0..<list.count {
+                        let entry = TermLeaders.PlacedEntry.read(bytes, at: index)
+                        // Best first, or damaged: a score out of order would stop the walk before a better row.
+                        guard entry.score <= previous else { return false }
+                        previous = entry.score
+                        // Every row further down scored at most this one when listed.
+                        if page.count == needed, let last = page.last, list.precedes(last.score, rowsListedAtMost: Double(entry.score)) { return true }
+                        guard region.mayHold(latitude: entry.latitude, longitude: entry.longitude) else { continue }
+                        reads += 1
+                        guard reads <= Self.maximumPlacedReads, try read(entry.id) else { return false }
+                    }
+                    // Past the last entry: a row left off scored at most the threshold when listed.
+                    guard let threshold = list.threshold else { return true }
+                    return page.count == needed && page.last.map { list.precedes($0.score, rowsListedAtMost: threshold) } == true
                 }
-                // Past the last entry: a row left off scored at most the threshold when listed.
-                guard let threshold = list.threshold else { return true }
-                return page.count == needed && page.last.map { list.precedes($0.score, rowsListedAtMost: threshold) } == true
             }
         }
-        return proven ? page : nil
+        do {
+            return try walk() ? page : nil
+        } catch let error as DatabaseError where error.message == SEARCHLIGHT_VECTOR_FALLBACK_LIMIT {
+            // Rows the vectors cannot score (a prefix's term twice at one position), each an FTS5 statement:
+            // the other plans scan FTS5 once instead.
+            return nil
+        }
     }
 }
 

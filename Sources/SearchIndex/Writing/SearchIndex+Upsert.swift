@@ -98,6 +98,14 @@ extension SearchIndex {
             }
             // The row's value lengths come from the tokens (a no-op for an item prepared ahead).
             prepared.tokenize()
+            // A place moved under the same text: FTS5 sees nothing, but the placed lists of its words hold
+            // the old place (a row walked past there would be missing from a page where it now lies).
+            if writesPlace && !writesText, let offers = statements.tokenOffers {
+                for stream in prepared.tokens?.streams ?? [] {
+                    guard let stream else { continue }
+                    _ = stream.withUnsafeBufferPointer { searchlight_touch_stream(offers, $0.baseAddress, Int32($0.count)) }
+                }
+            }
             let update = statements.update
             try RowValues(prepared: prepared, storeID: storeID, location: location).bind(to: update, startingAt: 1, uriFirst: false)
             sqlite3_bind_int64(update.sqliteStatement, 11, id)
