@@ -97,7 +97,7 @@ struct PlacedListTests {
                 let list = try #require(try TermLeaders.placedListing(key: key, db: db), "\(key)")
                 let scores = list.entries.withUnsafeBytes { bytes in (0..<list.count).map { TermLeaders.PlacedEntry.read(bytes, at: $0).score } }
                 #expect(scores == scores.sorted(by: >), "\(key)")
-                if let threshold = list.threshold, let last = scores.last { #expect(Double(last) > threshold, "\(key)") }
+                if let threshold = list.drift.threshold, let last = scores.last { #expect(Double(last) > threshold, "\(key)") }
             }
         }
     }

@@ -111,28 +111,17 @@ extension TermLeaders {
     }
 
     /// A placed list read for a search: its entries, and how high a row's score can be now given its score
-    /// then (the statistics moved since: ``bound(threshold:documents:rowsThen:rows:listedAverages:averages:)``).
+    /// then (``Drift``, as for the leader list beside it).
     struct PlacedListing {
         /// The entries' bytes, best first.
         var entries: Data
-        /// The best score a placed row left off can have now; nil when every placed row is listed.
-        var threshold: Double?
-        var documents: Int, rowsThen: Int64, rows: Int64
-        var listedAverages: [Double], averages: [Double]
+        /// Its threshold is the best score of a placed row left off, when listed (nil: every placed row is listed).
+        var drift: Drift
 
         var count: Int { entries.count / PlacedEntry.size }
 
-        /// The best score a row that scored `score` when listed can have now.
-        func bound(_ score: Double) -> Double {
-            TermLeaders.bound(threshold: score, documents: documents, rowsThen: rowsThen, rows: rows, listedAverages: listedAverages, averages: averages)
-        }
-
-        /// Whether a row scoring `score` now comes before every row whose listed score was at most `listed`:
-        /// above its bound, with the margin the leader lists allow for rounding.
-        func precedes(_ score: Double, rowsListedAtMost listed: Double) -> Bool {
-            let bound = bound(listed)
-            return score > bound + 1e-9 * Swift.max(1, abs(bound))
-        }
+        /// Whether a row scoring `score` now comes before every row whose listed score was at most `listed`.
+        func precedes(_ score: Double, rowsListedAtMost listed: Double) -> Bool { TermLeaders.exceeds(score, drift.bound(listed)) }
     }
 
     /// The placed list of a key whose lists are not stale, or nil (none, stale, listed by a build without
@@ -141,14 +130,10 @@ extension TermLeaders {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT t.documents, t.rows, t.name_average, t.title_average, p.threshold, p.entries
             FROM leader_terms t JOIN leader_places p ON p.term = t.term WHERE t.term = ? AND t.stale = 0
-            """), arguments: [key]) else { return nil }
-        let documents = Int(try row.integer(0)), rowsThen = try row.integer(1)
-        let listedAverages = [try row.number(2), try row.number(3)], threshold = try row.optionalNumber(4)
-        guard let entries = row[5] as Data?, entries.count % PlacedEntry.size == 0, documents > 0, rowsThen > 0,
-              (listedAverages + [threshold ?? 0]).allSatisfy({ $0.isFinite && $0 >= 0 }),
-              let statistics = try statistics(db), statistics.averages.count == 4 else { return nil }
-        return PlacedListing(entries: entries, threshold: threshold, documents: documents, rowsThen: rowsThen, rows: statistics.rows,
-                             listedAverages: listedAverages, averages: statistics.averages)
+            """), arguments: [key]),
+              let drift = try Drift(row, db: db),
+              let entries = row[5] as Data?, entries.count % PlacedEntry.size == 0 else { return nil }
+        return PlacedListing(entries: entries, drift: drift)
     }
 
     /// Stores a key's placed rows (its leader list's row is written beside, in the same transaction).

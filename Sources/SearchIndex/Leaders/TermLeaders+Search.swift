@@ -32,11 +32,7 @@ extension TermLeaders {
         /// from what the list scores: a typo tier's edits) whose URI is `uri`, in the ranking query's order.
         func leavesOffAfter(score: Double, uri: String, penalty: Double = 0) -> Bool {
             guard let bound else { return true }
-            // A margin for rounding: the bound and the scores are computed in different orders, and the
-            // penalty moves a score to where a double holds fewer of its digits.
-            func above(_ bound: Double) -> Bool {
-                score + penalty > bound + 1e-9 * Swift.max(1, abs(bound)) + 4 * penalty.ulp
-            }
+            func above(_ bound: Double) -> Bool { TermLeaders.exceeds(score, bound, penalty: penalty) }
             // Or a tie with the first row left off, a whole-value match: its score has not moved (a change of
             // its rank would have made the list stale), rows tied with it left off come after it by URI, and
             // the row given comes before it. Equal scores are the same computation on the same inputs; less a
@@ -70,19 +66,16 @@ extension TermLeaders {
         guard let list = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT documents, rows, name_average, title_average, threshold, boundary_uri FROM leader_terms WHERE term = ? AND stale = 0
             """), arguments: [key]) else { return nil }
-        let documents = Int(try list.integer(0)), rowsThen = try list.integer(1)
-        let listedAverages = [try list.number(2), try list.number(3)], threshold = try list.optionalNumber(4)
+        guard let drift = try Drift(list, db: db) else { return nil }
+        let documents = drift.documents, threshold = drift.threshold
         // A boundary that is not text proves no tie: the list then answers only above its threshold.
         let boundary = (try? list.optionalText(5)) ?? nil
-        // A damaged row (an infinite or NaN threshold or average) proves nothing.
-        guard documents > 0, rowsThen > 0, (listedAverages + [threshold ?? 0]).allSatisfy({ $0.isFinite && $0 >= 0 }),
-              let statistics = try statistics(db), statistics.averages.count == 4 else { return nil }
 
         let statement = try db.cachedStatement(sql: listSQL)
         statement.setUncheckedArguments([key])
         let handle = statement.sqliteStatement
         defer { sqlite3_reset(handle) }
-        guard let scorer = scorer(plan: plan, documents: documents, rows: statistics.rows, averages: statistics.averages,
+        guard let scorer = scorer(plan: plan, documents: documents, rows: drift.rows, averages: drift.averages,
                                   phraseSize: tokens(ofKey: key).count) else { return nil }
         defer { searchlight_scorer_free(scorer) }
         var candidates: [SearchCandidate] = []
@@ -97,12 +90,9 @@ extension TermLeaders {
         }
         // The ranking query's order: score, then URI as SQLite compares text (its bytes).
         candidates.sort(by: SearchCandidate.ranksBefore)
-        let partial = partialBound(documents: documents, rows: statistics.rows, listedAverages: listedAverages, averages: statistics.averages)
-        return Listing(rows: candidates,
-                       bound: threshold.map { bound(threshold: $0, documents: documents, rowsThen: rowsThen, rows: statistics.rows,
-                                                    listedAverages: listedAverages, averages: statistics.averages) },
+        return Listing(rows: candidates, bound: threshold.map(drift.bound),
                        wholeValueThreshold: threshold.flatMap { $0 >= SEARCHLIGHT_WHOLE_VALUE_SCORE ? $0 : nil },
-                       boundaryURI: boundary, partialBound: partial, documents: documents)
+                       boundaryURI: boundary, partialBound: drift.partialBound, documents: documents)
     }
 
     /// The row count of one key whose list is not stale, or nil: a prepared statement kept by the connection
@@ -121,30 +111,56 @@ extension TermLeaders {
         return documents
     }
 
-    /// The best score a row left off the list can have now. At listing every such row scored at most
-    /// `threshold`. A whole-value match's score depends on nothing that changed (its rank would have marked
-    /// the list stale). A partial match's is its IDF times a per-row part, in which only the display name's
-    /// and title's average lengths moved: a column's length norm shrinks at most by the ratio of the new
-    /// average to the old, and k1-saturation grows less than its argument, so the part grows at most by that
-    /// ratio. The IDF is that of the same documents among today's rows.
-    static func bound(threshold: Double, documents: Int, rowsThen: Int64, rows: Int64, listedAverages: [Double], averages: [Double]) -> Double {
-        let isWhole = threshold >= SEARCHLIGHT_WHOLE_VALUE_SCORE
-        if isWhole { return Swift.max(threshold, partialBound(documents: documents, rows: rows, listedAverages: listedAverages, averages: averages)) }
-        let listedIDF = idf(documents: documents, rows: rowsThen), currentIDF = idf(documents: documents, rows: rows)
-        return threshold / listedIDF * currentIDF * growth(listedAverages: listedAverages, averages: averages)
+    /// What a list's scores then tell of scores now: the term's rows, FTS5's rows and the display name's and
+    /// title's average lengths then and now. A list's rows and its placed rows are bounded by it alike.
+    struct Drift {
+        let documents: Int, rowsThen: Int64, rows: Int64
+        let listedAverages: [Double], averages: [Double]
+        /// The list's threshold: the best score of a row left off, then (nil: every row listed).
+        let threshold: Double?
+
+        /// Reads a `leader_terms` row's `documents, rows, name_average, title_average` and a threshold, the
+        /// statement's first five columns, with the index's statistics now; nil when the row is damaged (an
+        /// infinite or NaN threshold or average proves nothing) or the index is empty.
+        init?(_ row: Row, db: Database) throws {
+            documents = Int(try row.integer(0))
+            rowsThen = try row.integer(1)
+            listedAverages = [try row.number(2), try row.number(3)]
+            threshold = try row.optionalNumber(4)
+            guard documents > 0, rowsThen > 0, (listedAverages + [threshold ?? 0]).allSatisfy({ $0.isFinite && $0 >= 0 }),
+                  let statistics = try TermLeaders.statistics(db), statistics.averages.count == 4 else { return nil }
+            rows = statistics.rows
+            averages = statistics.averages
+        }
+
+        /// The best score a row that scored at most `threshold` when listed can have now. A whole-value
+        /// match's score depends on nothing that changed (its rank would have marked the list stale). A
+        /// partial match's is its IDF times a per-row part, in which only the display name's and title's
+        /// average lengths moved: a column's length norm shrinks at most by the ratio of the new average to
+        /// the old, and k1-saturation grows less than its argument, so the part grows at most by that ratio.
+        /// The IDF is that of the same documents among today's rows.
+        func bound(_ threshold: Double) -> Double {
+            if threshold >= SEARCHLIGHT_WHOLE_VALUE_SCORE { return Swift.max(threshold, partialBound) }
+            return threshold / idf(documents: documents, rows: rowsThen) * idf(documents: documents, rows: rows) * growth
+        }
+
+        /// The best score any partial match of the term can have now.
+        var partialBound: Double { idf(documents: documents, rows: rows) * largestPartialImpact * growth }
+
+        /// How much a partial match's per-row part can have grown since the listing: the largest ratio of a
+        /// column's average length now to then.
+        var growth: Double {
+            var ratio = 1.0
+            for column in 0..<2 where listedAverages[column] > 0 { ratio = Swift.max(ratio, averages[column] / listedAverages[column]) }
+            return ratio
+        }
     }
 
-    /// The best score any partial match of the term can have now.
-    static func partialBound(documents: Int, rows: Int64, listedAverages: [Double], averages: [Double]) -> Double {
-        idf(documents: documents, rows: rows) * largestPartialImpact * growth(listedAverages: listedAverages, averages: averages)
-    }
-
-    /// How much a partial match's per-row part can have grown since the listing: the largest ratio of a
-    /// column's average length now to then.
-    static func growth(listedAverages: [Double], averages: [Double]) -> Double {
-        var ratio = 1.0
-        for column in 0..<2 where listedAverages[column] > 0 { ratio = Swift.max(ratio, averages[column] / listedAverages[column]) }
-        return ratio
+    /// Whether `score` (with `penalty` added back: a typo tier's edits) is above `bound`, with a margin for
+    /// rounding: the bound and the scores are computed in different orders, and the penalty moves a score to
+    /// where a double holds fewer of its digits.
+    static func exceeds(_ score: Double, _ bound: Double, penalty: Double = 0) -> Bool {
+        score + penalty > bound + 1e-9 * Swift.max(1, abs(bound)) + 4 * penalty.ulp
     }
 
     /// The ranking's IDF (`searchlight_idf`, the scorer's own).

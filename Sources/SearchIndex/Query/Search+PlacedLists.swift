@@ -76,7 +76,7 @@ extension Search {
                         guard reads <= Self.maximumPlacedReads, try read(entry.id) else { return false }
                     }
                     // Past the last entry: a row left off scored at most the threshold when listed.
-                    guard let threshold = list.threshold else { return true }
+                    guard let threshold = list.drift.threshold else { return true }
                     return page.count == needed && page.last.map { list.precedes($0.score, rowsListedAtMost: threshold) } == true
                 }
             }
