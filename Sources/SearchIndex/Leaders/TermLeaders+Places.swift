@@ -146,13 +146,6 @@ extension TermLeaders {
     /// Lists every listed key again with its placed rows (schema 15: lists listed before have none).
     static func listPlaces(_ db: Database) throws {
         try saveTouched(db)
-        let keys = try String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 0 ORDER BY term")
-        try withoutMemoryMap(db) {
-            for key in keys {
-                try forget(key, db: db)
-                try list(key, minimumDocuments: 1, db: db)
-            }
-        }
-        try bumpGeneration(db)
+        _ = try relist(String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 0 ORDER BY term"), db: db)
     }
 }

@@ -215,7 +215,7 @@ enum TermLeaders {
     }
 
     /// Drops one list, its rows and its entry.
-    static func forget(_ key: String, db: Database) throws {
+    private static func forget(_ key: String, db: Database) throws {
         try db.execute(sql: "DELETE FROM term_leaders WHERE term = ?; DELETE FROM leader_terms WHERE term = ?; DELETE FROM leader_places WHERE term = ?",
                        arguments: [key, key, key])
     }
@@ -328,12 +328,17 @@ enum TermLeaders {
         let start = DispatchTime.now().uptimeNanoseconds
         try saveTouched(db)
         let stale = try String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 1 ORDER BY documents")
+        return try relist(stale, db: db) { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 > budget }
+    }
+
+    /// Lists keys again, in order, until `stops` says so before one; returns how many it listed.
+    static func relist(_ keys: [String], db: Database, stops: () -> Bool = { false }) throws -> Int {
         var listed = 0
         try withoutMemoryMap(db) {
-            for term in stale {
-                if Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 > budget { break }
-                try forget(term, db: db)
-                try list(term, minimumDocuments: 1, db: db)
+            for key in keys {
+                if stops() { break }
+                try forget(key, db: db)
+                try list(key, minimumDocuments: 1, db: db)
                 listed += 1
             }
         }
@@ -345,7 +350,7 @@ enum TermLeaders {
     /// reads a good part of the file once (every row of every frequent term, joined to its item): mapped,
     /// those pages stayed in the process's resident memory (a first export of the full Corpus peaked at
     /// 317 MiB instead of 240).
-    static func withoutMemoryMap(_ db: Database, _ body: () throws -> Void) throws {
+    private static func withoutMemoryMap(_ db: Database, _ body: () throws -> Void) throws {
         let mapped = try Int.fetchOne(db, sql: "PRAGMA mmap_size") ?? 0
         try db.execute(sql: "PRAGMA mmap_size = 0")
         defer { try? db.execute(sql: "PRAGMA mmap_size = \(mapped)") }
@@ -355,7 +360,7 @@ enum TermLeaders {
     /// A new set of lists: every writer's tokenizer watches them from its next transaction on, this one's at once.
     /// A random generation, not a count: a transaction that listed terms and rolled back leaves its tokenizer
     /// watching a generation the file never committed, which a count could reach again with other terms.
-    static func bumpGeneration(_ db: Database) throws {
+    private static func bumpGeneration(_ db: Database) throws {
         try db.execute(sql: "UPDATE leader_state SET generation = random() & 9223372036854775807")
         try watch(db)
     }
