@@ -62,23 +62,19 @@ extension Search {
         // The entries best first, until the page is proven (true) or cannot be (false).
         func walk() throws -> Bool {
             try SQLiteCall.withVectorQuery(query.pointer, boundTo: statement, parameter: 1) {
-                try list.entries.withUnsafeBytes { bytes -> Bool in
-                    var reads = 0, previous = Float.infinity
-                    for index in 0..<list.count {
-                        let entry = TermLeaders.PlacedEntry.read(bytes, at: index)
-                        // Best first, or damaged: a score out of order would stop the walk before a better row.
-                        guard entry.score <= previous else { return false }
-                        previous = entry.score
-                        // Every row further down scored at most this one when listed.
-                        if page.count == needed, let last = page.last, list.precedes(last.score, rowsListedAtMost: Double(entry.score)) { return true }
-                        guard region.mayHold(latitude: entry.latitude, longitude: entry.longitude) else { continue }
-                        reads += 1
-                        guard reads <= Self.maximumPlacedReads, try read(entry.id) else { return false }
-                    }
-                    // Past the last entry: a row left off scored at most the threshold when listed.
-                    guard let threshold = list.drift.threshold else { return true }
-                    return page.count == needed && page.last.map { list.precedes($0.score, rowsListedAtMost: threshold) } == true
+                var reads = 0
+                let answer = try list.walk(db: db) { entry in
+                    // Every row further down scored at most this one when listed.
+                    if page.count == needed, let last = page.last, list.precedes(last.score, rowsListedAtMost: Double(entry.score)) { return true }
+                    guard region.mayHold(latitude: entry.latitude, longitude: entry.longitude) else { return nil }
+                    reads += 1
+                    guard reads <= Self.maximumPlacedReads, try read(entry.id) else { return false }
+                    return nil
                 }
+                if let answer { return answer }
+                // Past the last entry: a row left off scored at most the threshold when listed.
+                guard let threshold = list.drift.threshold else { return true }
+                return page.count == needed && page.last.map { list.precedes($0.score, rowsListedAtMost: threshold) } == true
             }
         }
         do {
