@@ -177,6 +177,37 @@ struct RealStoreExportTests {
         if !items.isEmpty { #expect(compared > 0, "\(name): nothing compared") }
     }
 
+    @Test("on real data placed lists answer wide regions as full scoring: words, prefixes and phrases of the items, ties and all",
+          arguments: stores.map(\.folder))
+    func placedListsAnswerAsFullScoring(folder name: String) async throws {
+        let index = try await Self.exported(name, into: "real-placed")
+        // Items spread over the globe by id, then listed (most have no rank: whole-value matches tie).
+        try index.write { db in
+            try db.execute(sql: "UPDATE items SET latitude = (id * 37 % 170) - 85, longitude = (id * 101 % 360) - 180")
+            try db.execute(sql: "INSERT OR REPLACE INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, latitude, latitude, longitude, longitude FROM items")
+            try TermLeaders.refresh(db, minimumDocuments: 20, listingPrefixes: true)
+        }
+        let keys = try await index.read { db in try String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 0 ORDER BY documents DESC LIMIT 40") }
+        var answered = 0
+        for key in keys {
+            let (token, isPrefix) = TermLeaders.token(ofKey: key)
+            let query = "\"\(token)\"" + (isPrefix ? "*" : "")
+            for (near, radius) in [((0.0, 0.0), 20_000_000.0), ((30, 60), 3_000_000), ((-40, -100), 5_000_000)] {
+                for (limit, offset) in [(20, 0), (10, 15)] {
+                    var request = SearchRequest(query: query, near: try Coordinate(latitude: near.0, longitude: near.1), radius: radius, limit: limit, offset: offset)
+                    request.typoTolerance = false
+                    let listed = try await index.search(request)
+                    request.usesTermLeaders = false
+                    let full = try await index.search(request)
+                    #expect(listed.hits.map { "\($0.uri) \($0.score) \($0.distance ?? -1)" } == full.hits.map { "\($0.uri) \($0.score) \($0.distance ?? -1)" },
+                            "\(name): \(query) within \(radius / 1000) km of \(near) limit \(limit) offset \(offset)")
+                    if listed.plan == .placedList { answered += 1 }
+                }
+            }
+        }
+        if !keys.isEmpty { #expect(answered > 0, "\(name): no page answered by a placed list") }
+    }
+
     @Test("identifier parts in real data (bundle IDs, camelCase names) find their items, and only items holding them",
           arguments: stores.map(\.folder))
     func identifierParts(folder name: String) async throws {
