@@ -144,15 +144,18 @@ struct RealStoreExportTests {
         return index
     }
 
+    /// Places every item where two SQL expressions of its row say, in its row and in the R-tree.
+    static func place(_ db: Database, latitude: String, longitude: String) throws {
+        try db.execute(sql: "UPDATE items SET latitude = \(latitude), longitude = \(longitude)")
+        try db.execute(sql: "INSERT OR REPLACE INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, latitude, latitude, longitude, longitude FROM items")
+    }
+
     @Test("on real data the term-vector plan answers as FTS5: words, identifier parts, prefixes and phrases of the items",
           arguments: stores.map(\.folder))
     func termVectorsAnswerAsFTS5(folder name: String) async throws {
         let index = try await Self.exported(name, into: "real-vectors")
         // Every item placed at one point, so that both plans see every item in the region.
-        try index.write { db in
-            try db.execute(sql: "UPDATE items SET latitude = 0, longitude = 0")
-            try db.execute(sql: "INSERT OR REPLACE INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, 0, 0, 0, 0 FROM items")
-        }
+        try index.write { db in try Self.place(db, latitude: "0", longitude: "0") }
         let items = try await index.dump()
         var queries: Set<String> = []
         for item in items.prefix(400) {
@@ -183,8 +186,7 @@ struct RealStoreExportTests {
         let index = try await Self.exported(name, into: "real-placed")
         // Items spread over the globe by id, then listed (most have no rank: whole-value matches tie).
         try index.write { db in
-            try db.execute(sql: "UPDATE items SET latitude = (id * 37 % 170) - 85, longitude = (id * 101 % 360) - 180")
-            try db.execute(sql: "INSERT OR REPLACE INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) SELECT id, latitude, latitude, longitude, longitude FROM items")
+            try Self.place(db, latitude: "(id * 37 % 170) - 85", longitude: "(id * 101 % 360) - 180")
             try TermLeaders.refresh(db, minimumDocuments: 20, listingPrefixes: true)
         }
         let keys = try await index.read { db in try String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 0 ORDER BY documents DESC LIMIT 40") }
