@@ -180,7 +180,7 @@ struct RealStoreExportTests {
         if !items.isEmpty { #expect(compared > 0, "\(name): nothing compared") }
     }
 
-    @Test("on real data placed lists answer wide regions as full scoring: words, prefixes and phrases of the items, ties and all",
+    @Test("on real data placed lists answer wide regions (and a point alone) as full scoring: words, prefixes and phrases of the items, ties and all",
           arguments: stores.map(\.folder))
     func placedListsAnswerAsFullScoring(folder name: String) async throws {
         let index = try await Self.exported(name, into: "real-placed")
@@ -194,7 +194,7 @@ struct RealStoreExportTests {
         for key in keys {
             let (token, isPrefix) = TermLeaders.token(ofKey: key)
             let query = "\"\(token)\"" + (isPrefix ? "*" : "")
-            for (near, radius) in [((0.0, 0.0), 20_000_000.0), ((30, 60), 3_000_000), ((-40, -100), 5_000_000)] {
+            for (near, radius) in [((0.0, 0.0), 20_000_000.0), ((30, 60), 3_000_000), ((-40, -100), 5_000_000), ((50, 10), nil)] as [((Double, Double), Double?)] {
                 for (limit, offset) in [(20, 0), (10, 15)] {
                     var request = SearchRequest(query: query, near: try Coordinate(latitude: near.0, longitude: near.1), radius: radius, limit: limit, offset: offset)
                     request.typoTolerance = false
@@ -202,7 +202,7 @@ struct RealStoreExportTests {
                     request.usesTermLeaders = false
                     let full = try await index.search(request)
                     #expect(listed.hits.map { "\($0.uri) \($0.score) \($0.distance ?? -1)" } == full.hits.map { "\($0.uri) \($0.score) \($0.distance ?? -1)" },
-                            "\(name): \(query) within \(radius / 1000) km of \(near) limit \(limit) offset \(offset)")
+                            "\(name): \(query) within \(radius.map { "\($0 / 1000) km" } ?? "any distance") of \(near) limit \(limit) offset \(offset)")
                     if listed.plan == .placedList { answered += 1 }
                 }
             }

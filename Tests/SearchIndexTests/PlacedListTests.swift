@@ -43,9 +43,10 @@ struct PlacedListTests {
         return items
     }
 
-    /// Circles of every width around the clusters and elsewhere, and boxes, one across the antimeridian.
+    /// Circles of every width around the clusters and elsewhere, a point alone (every placed item, by relevance),
+    /// and boxes, one across the antimeridian.
     static let regions: [(near: (Double, Double), radius: Double?, box: (Double, Double, Double, Double)?)] = [
-        ((48, 2), 100_000, nil), ((48, 2), 600_000, nil), ((48, 2), 1_500_000, nil), ((-23, -46), 2_000_000, nil),
+        ((48, 2), 100_000, nil), ((48, 2), 600_000, nil), ((48, 2), 1_500_000, nil), ((-23, -46), 2_000_000, nil), ((-23, -46), nil, nil),
         ((35, 139), 900_000, nil), ((-17, 179.5), 1_200_000, nil), ((-17, -179.5), 3_000_000, nil), ((0, 0), 4_000_000, nil),
         ((85, 0), 1_000_000, nil), ((10, -120), 8_000_000, nil), ((48, 2), 15_000_000, nil),
         ((40, 0), nil, (36, -10, 60, 14)), ((-20, 0), nil, (-30, 170, -5, -170)), ((0, 0), 2_500_000, (-10, -10, 10, 10)),

@@ -122,6 +122,42 @@ struct TypoTiersTests {
         #expect(try index.explain(request).statements.contains { $0.arguments.description.contains("0:0@") })
     }
 
+    @Test("near a point with no radius, a page tier by tier is the words' own ranking with the unplaced rows left out",
+          arguments: [6, 2])
+    func nearAPointTierByTier(unplacedOneIn: Int) throws {
+        var generator = SeededGenerator(seed: 79)
+        // One item in `unplacedOneIn` has no place; with one in two, tiers often hold too few placed rows.
+        let items = Self.items(0..<3_000, seed: 80).enumerated().map { offset, item in
+            var placed = item
+            if offset % unplacedOneIn != 0 {
+                placed.latitude = Double.random(in: -80...80, using: &generator)
+                placed.longitude = Double.random(in: -180...180, using: &generator)
+            }
+            return placed
+        }
+        let placedURIs = Set(items.filter { $0.latitude != nil }.map(\.uri))
+        let index = try Self.newIndex("tiers-near-\(unplacedOneIn)", items: items)
+        let near = try Coordinate(latitude: 45, longitude: 7)
+        var answered = 0
+        for query in Self.queries {
+            // The truth, apart from every spatial plan: the words' own ranking, every match scored, the unplaced dropped.
+            var words = SearchRequest(query: query, limit: 10_000)
+            words.usesTermLeaders = false
+            let ranking = try index.search(words).hits.filter { placedURIs.contains($0.uri) }
+            for (limit, offset) in [(1, 0), (20, 0), (20, 7), (64, 0), (10, 200)] {
+                let request = SearchRequest(query: query, near: near, limit: limit, offset: offset)
+                let hits = try index.search(request).hits
+                let expected = ranking.dropFirst(offset).prefix(limit)
+                #expect(hits.map { "\($0.uri) \($0.score) \($0.typos)" } == expected.map { "\($0.uri) \($0.score) \($0.typos)" },
+                        "\(query) near a point, limit \(limit) offset \(offset), one in \(unplacedOneIn) unplaced")
+                #expect(hits.allSatisfy { $0.distance != nil })
+                if try index.explain(request).statements.contains(where: { $0.sql == Search.tierSQL }) { answered += 1 }
+            }
+        }
+        // Not vacuous: the tiers answer many of these pages.
+        #expect(answered > 40, "the tiers answered \(answered) pages")
+    }
+
     @Test("the planner estimates a listed word, or alternatives all listed, by the lists' exact counts")
     func estimatesFromLists() throws {
         let index = try Self.newIndex("tiers-estimates", items: Self.items(0..<2_000, seed: 77))

@@ -101,9 +101,10 @@ struct PlacedRegion {
     /// about a meter.
     static let degreeMargin = 1e-4, meterMargin = 20.0
 
-    /// The region of a request with a radius or a box; nil without either.
+    /// The region of a request with a reference point or a box (a point alone keeps every place: the whole
+    /// globe); nil without either.
     init?(_ request: SearchRequest, boxes: [GeoMath.Box]) {
-        guard request.radius != nil || request.boundingBox != nil else { return nil }
+        guard request.near != nil || request.boundingBox != nil else { return nil }
         let margin = Self.degreeMargin
         self.boxes = boxes.map { box in
             GeoMath.Box(minLatitude: box.minLatitude - margin, maxLatitude: box.maxLatitude + margin,

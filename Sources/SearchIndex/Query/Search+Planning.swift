@@ -8,7 +8,9 @@ extension Search {
     /// The plan for words and a place with the least estimated work, in microseconds measured with
     /// `searchbench plans` and `searchbench query` with a forced plan at 939,632 items: a text match joined
     /// to its item and scored ≈ 1.8; a doclist entry scanned ≈ 0.03 (a prefix's, merged from every term it
-    /// covers, ≈ 0.1);
+    /// covers, ≈ 0.1); a match joined to its item and its place checked before any scoring, for a page ranked in
+    /// SQL, ≈ 0.3 (`santa`, 7,688 matches, none within 300 km of Canberra: 1.95 ms; a prefix's ≈ 0.8, `Re*`:
+    /// 14,096 matches, 11.7 ms);
     /// an R-tree id read, sorted and looked up in the scan ≈ 0.15 (`Hen*` within 100 km: 11,500 places, 1.9 ms);
     /// a place checked and scored from its term vector ≈ 0.65 with its R-tree row (`city` within 50 km of
     /// Mexico City: 3,565 places, 2.4 ms), after FTS5 counts the rows of each phrase that has no leader list (a
@@ -17,21 +19,26 @@ extension Search {
         let textEstimate = try matchEstimate ?? estimate(parsed)
         matchEstimate = textEstimate
         let total = max(1, try estimatedItemCount())
+        let hasPrefix = parsed.hasPrefix
+        let scanPerMatch = hasPrefix ? 0.1 : 0.03
+        // What text-then-place costs a match before scoring: ranked in SQL, only the region's rows are scored
+        // (the overlap's, added below); otherwise every match is scored (ordered by distance, it reads every
+        // match's place and scores the page only).
+        let textThenPlacePerMatch = ranksPageInSQL ? (hasPrefix ? 0.8 : 0.3) : scoresPageOnly ? 0.4 : 1.8
         // Unbounded (nearest first), circles grow until they hold enough matches: spread evenly, about
         // needed × total ÷ matches places. Words cluster (a word belongs to a language; `north` by distance
         // grew the circle for 150 ms where scoring every match took 7), so forty times `needed` is assumed:
         // a growing plan is chosen only when it wins by a wide margin. In floating point: an unpaged request
         // (a count, facets) needs Int.max hits.
-        // Counted up to where the places alone cost more than scoring every match (1.8 ÷ 0.15 = 12 places a
-        // match): past it, only text-then-place can win, and counting on would cost more than deciding.
-        let cap = textEstimate.multipliedReportingOverflow(by: 12)
-        let placeCount = bounded ? try countInRegion(cap: cap.overflow ? Int.max - 1 : cap.partialValue + 1, radius: request.radius)
+        // Counted up to where the places alone cost more than text-then-place's matches (1.8 ÷ 0.15 = 12 places
+        // a match when every match is scored, under 2 for a page ranked in SQL): past it, only text-then-place
+        // can win, and counting on (≈ 0.05 a place) would cost more than deciding.
+        let cap = Int(min(Double(Int.max / 2), Double(textEstimate) * max(1, (textThenPlacePerMatch - scanPerMatch) / 0.15)))
+        let placeCount = bounded ? try countInRegion(cap: cap + 1, radius: request.radius)
             : Int(min(Double(total), 40 * Double(needed) * Double(max(1, total / max(1, textEstimate)))))
         let overlap = Double(textEstimate) * Double(placeCount) / Double(total)
-        let hasPrefix = parsed.hasPrefix
-        let scan = Double(textEstimate) * (hasPrefix ? 0.1 : 0.03)
-        // Ordered by distance, text-then-place reads every match's place and scores the page only (≈ 0.4 a match).
-        let textThenPlace = (scoresPageOnly ? 0.4 : 1.8) * Double(textEstimate)
+        let scan = Double(textEstimate) * scanPerMatch
+        let textThenPlace = textThenPlacePerMatch * Double(textEstimate) + (ranksPageInSQL ? 1.8 * overlap : 0)
         let intersection = (bounded ? 1 : 4) * scan + 0.15 * Double(placeCount) + 1.8 * overlap
         // Growing circles read their places again each round, and words cluster (a word absent near the
         // point grows the circle towards the whole planet): four times, as the intersection's scan.

@@ -55,7 +55,7 @@ extension Search {
     mutating func textMatches(expression: String, within ids: [Int64]) throws -> [Candidate] {
         guard !ids.isEmpty else { return [] }
         let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
-        let prunes = request.effectiveSort == .relevance && request.sortAttribute == nil && needed <= SearchIndex.maximumPrunedPage
+        let prunes = ranksPageInSQL
         let sql = """
             SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(prunes ? SearchIndex.topRankFunction : SearchIndex.rankFunction) AS score
             FROM items_fts JOIN items i ON i.id = items_fts.rowid
@@ -81,6 +81,33 @@ extension Search {
             candidates += try SQLiteCall.withPlacement(of: request, boundTo: statement, parameter: parameter, fetch)
         }
         return candidates
+    }
+
+    /// The page's best matches among the rows the place filters keep, by relevance, from one FTS5 scan: each
+    /// row's place is checked before it is scored (`searchlight_placed`), so that only the region's rows are
+    /// scored and raise the ranking's bar, and only the page leaves SQLite. Scoring every match and
+    /// filtering their places after took 121 ms for `city` near Paris (63,684 matches, 940k items).
+    mutating func placedTextPage(expression: String) throws -> [Candidate] {
+        let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
+        let sql = """
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(SearchIndex.topRankFunction) AS score
+            FROM items_fts JOIN items i ON i.id = items_fts.rowid
+            WHERE items_fts MATCH ?\(filter.sql) AND searchlight_placed(i.latitude, i.longitude, ?)
+            ORDER BY score, i.uri LIMIT \(needed)
+            """  // a literal: the place filters' parameter stays last
+        let arguments: StatementArguments = [try countedPhrasePlan(), needed, expression] + filter.arguments
+        record(sql, arguments + ["(the place filters)"])
+        let statement = try db.cachedStatement(sql: sql)
+        statement.setUncheckedArguments(arguments)
+        let parameter = sqlite3_bind_parameter_count(statement.sqliteStatement)
+        return try SQLiteCall.withPlacement(of: request, boundTo: statement, parameter: parameter) {
+            try rankedCandidates(Row.fetchAll(statement))
+        }
+    }
+
+    /// Whether a page by relevance is ranked in SQL, the ranking pruning what cannot reach it.
+    var ranksPageInSQL: Bool {
+        request.effectiveSort == .relevance && request.sortAttribute == nil && needed <= SearchIndex.maximumPrunedPage
     }
 
     /// Doclist entries per row id of the query's matches (the planner's estimate over the row-id span).

@@ -117,8 +117,11 @@ struct Search {
         // Ordered by an attribute, every match is needed before the page.
         guard spatial else { return (try textMatches(expression: parsed.expression, pagedInSQL: request.sortAttribute == nil), .text) }
         let bounded = request.radius != nil || request.boundingBox != nil
-        // One frequent word, prefix or phrase within a wide region: its best rows there, from its placed list.
-        if bounded, request.forcedPlan == nil, let page = try placedListPage(parsed) { return (page, .placedList) }
+        // One frequent word, prefix or phrase within a wide region (or anywhere placed): its best rows there,
+        // from its placed list.
+        if request.forcedPlan == nil, let page = try placedListPage(parsed) { return (page, .placedList) }
+        // A word with typo expansions near a point: tier by tier, as the words alone are.
+        if request.forcedPlan == nil, let page = try placedTierPage(parsed) { return (page, .textThenPlace) }
         let plan: SearchPlan
         if let forced = request.forcedPlan {
             plan = forced
@@ -133,6 +136,7 @@ struct Search {
             if scoresPageOnly {
                 return (try textPlaces(expression: parsed.expression).compactMap(refine), .textThenPlace)
             }
+            if ranksPageInSQL { return (try placedTextPage(expression: parsed.expression).compactMap(refine), .textThenPlace) }
             let matches = try textMatches(expression: parsed.expression, pagedInSQL: false)
             return (matches.compactMap(refine), .textThenPlace)
         case .placeThenText:

@@ -125,6 +125,22 @@ extension Search {
         return Array(found[offset..<min(found.count, needed)])
     }
 
+    /// The page of a word with typo expansions (or of alternatives) near a point, with no radius nor box, by
+    /// relevance: every placed match is a hit, so the page is the first `needed` placed rows of the tiers' own
+    /// order, asked of them with room for rows that have no place. Nil when the tiers cannot prove their page,
+    /// or too many of its rows have no place: the region's rows are then scored. `Europa` near Rome, whose
+    /// expansion `europe` 408,720 places hold (their time zone), scored every match in 209 ms (940k items).
+    mutating func placedTierPage(_ parsed: ParsedQuery) throws -> [Candidate]? {
+        guard request.usesTermLeaders, ranksPageInSQL, request.near != nil, request.radius == nil, request.boundingBox == nil,
+              itemFilter(probing: true).sql.isEmpty, let group = parsed.typoTieredGroup else { return nil }
+        let asked = min(SearchIndex.maximumPrunedPage, 2 * needed)
+        guard let rows = try typoTierPage(of: group, offset: 0, limit: asked) else { return nil }
+        let placed = rows.compactMap(refine)
+        // Enough of them placed, or every match read (fewer rows than asked).
+        guard placed.count >= needed || rows.count < asked else { return nil }
+        return Array(placed.prefix(needed))
+    }
+
     /// The best `keep` rows matching `expression`, scored with `plan`, in order.
     private mutating func tierRows(expression: String, plan: String, keep: Int) throws -> [Candidate] {
         let arguments: StatementArguments = [plan, keep, expression, keep]
