@@ -129,6 +129,10 @@ struct IndexBenchmark: ParsableCommand {
         try row("text + radius 50 km", zip(workload.mixedWords, workload.centers).map { SearchRequest(query: $0, near: $1, radius: 50_000) }) {
             try baseline.textNear("\"\($0.query ?? "")\"", center: $0.near, radius: 50_000)
         }
+        // An app's search field given the user's location: the best matches anywhere, each with its distance.
+        try row("text top-20 near a point, any distance", zip(workload.mixedWords, workload.centers).map { SearchRequest(query: $0, near: $1) }, {
+            try baseline.textNear("\"\($0.query ?? "")\"", center: $0.near, radius: .infinity)
+        }, scoredWhole: true)
         // An app's search field with a map: a 3-letter prefix within 100 km.
         try row("prefix + radius 100 km", zip(workload.prefixes, workload.centers).map { SearchRequest(query: $0 + "*", near: $1, radius: 100_000) }) {
             try baseline.textNear("\"\(($0.query ?? "").dropLast())\" *", center: $0.near, radius: 100_000)
