@@ -90,15 +90,20 @@ enum QueryTarget {
                         pages.append(try search.run().hits.map { "\($0.uri) \($0.score)" })
                     }
                     guard pages[0] == pages[1] else { fatalError("leader lists change the page of \(query.debugDescription): \(pages)") }
-                    // And within a wide circle: placed lists answer exactly what the region's plans answer.
-                    var placed: [[String]] = []
-                    for lists in [true, false] {
-                        var request = SearchRequest(query: query, near: center, radius: 8_000_000, limit: 3)
-                        request.usesTermLeaders = lists
-                        var search = Search(db: db, request: request, parsed: expanded)
-                        placed.append(try search.run().hits.map { "\($0.uri) \($0.score)" })
+                    // And within a wide circle, or near a point at any distance: placed lists and typo tiers answer
+                    // exactly what the region's plans answer.
+                    for radius in [8_000_000, nil] as [Double?] {
+                        var placed: [[String]] = []
+                        for lists in [true, false] {
+                            var request = SearchRequest(query: query, near: center, radius: radius, limit: 3)
+                            request.usesTermLeaders = lists
+                            var search = Search(db: db, request: request, parsed: expanded)
+                            placed.append(try search.run().hits.map { "\($0.uri) \($0.score)" })
+                        }
+                        guard placed[0] == placed[1] else {
+                            fatalError("placed lists change the page of \(query.debugDescription) within \(radius.map { "\($0) m" } ?? "any distance"): \(placed)")
+                        }
                     }
-                    guard placed[0] == placed[1] else { fatalError("placed lists change the page of \(query.debugDescription): \(placed)") }
                 }
             } catch {
                 fatalError("FTS5 refuses the parsed query \(query.debugDescription): \(error)")
