@@ -122,7 +122,7 @@ struct TypoTiersTests {
         #expect(try index.explain(request).statements.contains { $0.arguments.description.contains("0:0@") })
     }
 
-    @Test("near a point with no radius, a page tier by tier is the words' own ranking with the unplaced rows left out",
+    @Test("near a point with no radius, a page (typo tiers, placed lists, or ranked in SQL) is the words' own ranking with the unplaced rows left out",
           arguments: [6, 2])
     func nearAPointTierByTier(unplacedOneIn: Int) throws {
         var generator = SeededGenerator(seed: 79)
@@ -138,24 +138,32 @@ struct TypoTiersTests {
         let placedURIs = Set(items.filter { $0.latitude != nil }.map(\.uri))
         let index = try Self.newIndex("tiers-near-\(unplacedOneIn)", items: items)
         let near = try Coordinate(latitude: 45, longitude: 7)
-        var answered = 0
-        for query in Self.queries {
+        var answered = 0, listed = 0
+        // Typo tiers, and plain words, prefixes and phrases (placed lists, or one scan ranked in SQL).
+        for query in Self.queries + ["city", "lake", "saint", "\"saint lake\"", "spr*", "lake -city"] {
             // The truth, apart from every spatial plan: the words' own ranking, every match scored, the unplaced dropped.
             var words = SearchRequest(query: query, limit: 10_000)
             words.usesTermLeaders = false
             let ranking = try index.search(words).hits.filter { placedURIs.contains($0.uri) }
             for (limit, offset) in [(1, 0), (20, 0), (20, 7), (64, 0), (10, 200)] {
                 let request = SearchRequest(query: query, near: near, limit: limit, offset: offset)
-                let hits = try index.search(request).hits
+                let results = try index.search(request)
+                let hits = results.hits
                 let expected = ranking.dropFirst(offset).prefix(limit)
                 #expect(hits.map { "\($0.uri) \($0.score) \($0.typos)" } == expected.map { "\($0.uri) \($0.score) \($0.typos)" },
                         "\(query) near a point, limit \(limit) offset \(offset), one in \(unplacedOneIn) unplaced")
                 #expect(hits.allSatisfy { $0.distance != nil })
-                if try index.explain(request).statements.contains(where: { $0.sql == Search.tierSQL }) { answered += 1 }
+                // Answered by the tiers: their statements ran, and no scan of the region's rows after them.
+                let statements = try index.explain(request).statements
+                if statements.contains(where: { $0.sql == Search.tierSQL }), !statements.contains(where: { $0.sql.contains("searchlight_placed") }) {
+                    answered += 1
+                }
+                if results.plan == .placedList { listed += 1 }
             }
         }
-        // Not vacuous: the tiers answer many of these pages.
+        // Not vacuous: the tiers answer many of these pages, and placed lists some.
         #expect(answered > 40, "the tiers answered \(answered) pages")
+        #expect(listed > 5, "placed lists answered \(listed) pages")
     }
 
     @Test("the planner estimates a listed word, or alternatives all listed, by the lists' exact counts")
