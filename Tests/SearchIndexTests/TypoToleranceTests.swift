@@ -58,7 +58,7 @@ struct TypoToleranceTests {
         let vocabulary = Set(words.map { Array(SearchTokenizer.tokens(in: $0)[0].text.unicodeScalars) }.filter { $0.count >= TermDictionary.minimumLength })
         #expect(Set(terms) == vocabulary)
         let alphabet = Array("abcdeoxж".unicodeScalars)
-        var checked = 0
+        var checked = 0, windowsRead = 0
         for _ in 0..<200 {
             // A term with a random edit or two, or random letters.
             var query = terms.randomElement(using: &generator) ?? []
@@ -88,6 +88,17 @@ struct TypoToleranceTests {
                         return try expander.expansions(of: word, isPrefix: isPrefix, maximumEdits: edits, limit: .max)
                     }
                     #expect(try windowed.expansions(of: word, isPrefix: isPrefix, maximumEdits: edits, limit: .max) == all, "\(word)\(isPrefix ? "*" : "") within \(edits)")
+                    guard !isPrefix else { continue }
+                    // This index's own window of a word (schema 16), read at once by first letter and length; the
+                    // index holds the terms two-edit windows need, and a shorter window is not read.
+                    let read = try index.read { db in try TermDictionary.window(of: word, edits: edits, db: db) }
+                    guard let read else {
+                        #expect(window.shortest < TermDictionary.shortestWindowed, "\(word) within \(edits): no window")
+                        continue
+                    }
+                    windowsRead += 1
+                    var packed = TypoExpander(terms: read)
+                    #expect(try packed.expansions(of: word, isPrefix: false, maximumEdits: edits, limit: .max) == all, "\(word) within \(edits), packed")
                 }
                 if isPrefix {
                     // Each term is covered by the expansions iff one of its prefixes is within the edits.
@@ -110,6 +121,36 @@ struct TypoToleranceTests {
             checked += 1
         }
         #expect(checked > 100)
+        // Not vacuous: long words read their windows.
+        #expect(windowsRead > 50, "\(windowsRead) windows read")
+    }
+
+    @Test("an index of schema 15 gains the typo dictionary's window index when opened for writing; readers ask for that first")
+    func windowIndexMigration() throws {
+        let (index, words) = try Self.crowdedIndex(seed: 9)
+        let path = index.path
+        // A long word two edits from one of the index's: expanded through its window.
+        let word = try #require(words.first { $0.unicodeScalars.count >= 10 && !$0.contains("ß") && !$0.contains("é") })
+        var typed = Array(word.unicodeScalars)
+        typed.swapAt(3, 4)
+        typed[7] = typed[7] == "a" ? "b" : "a"
+        let request = SearchRequest(query: String(String.UnicodeScalarView(typed)), limit: 50)
+        let before = try index.search(request).hits.map(\.uri)
+        try index.write { db in
+            try db.execute(sql: "DROP INDEX item_terms_by_window")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v16'")
+            try db.execute(sql: "PRAGMA user_version = 15")
+        }
+        #expect(throws: SearchIndexError.needsUpgrade(path: path)) { try SearchIndex(path: path, mode: .readOnly) }
+        let reopened = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        let (version, windowed) = try reopened.read { db in
+            (try Int.fetchOne(db, sql: "PRAGMA user_version"),
+             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'item_terms_by_window')"))
+        }
+        #expect(version == 16)
+        #expect(windowed == true)
+        #expect(!before.isEmpty)
+        #expect(try reopened.search(request).hits.map(\.uri) == before)
     }
 
     @Test("exact matches always outrank typo matches, whatever their rank; every exact hit is kept")

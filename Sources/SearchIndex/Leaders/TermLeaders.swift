@@ -179,11 +179,19 @@ enum TermLeaders {
     /// ``refreshStale(_:budget:)`` to list while a follower is idle. A prefix's scan makes FTS5 merge the
     /// doclists of every term it covers, positions included, and the short prefixes cover most rows several
     /// times over: listing them all took a first export of the full Corpus from 8.7 s to 11 s.
-    static func refresh(_ db: Database, minimumDocuments: Int = minimumDocuments, listingPrefixes: Bool) throws {
+    /// With `refillingDictionary`, the typo dictionary (``TermDictionary``) is refilled from the same pass over
+    /// the vocabulary.
+    static func refresh(_ db: Database, minimumDocuments: Int = minimumDocuments, listingPrefixes: Bool,
+                        refillingDictionary: Bool = false) throws {
         // What this transaction wrote so far is what the new lists describe: its touches are spent.
         try saveTouched(db)
         try forgetAll(db)
-        let candidates = try candidateKeys(minimumDocuments: minimumDocuments, db: db)
+        var candidates: [(key: String, documents: Int)] = []
+        if refillingDictionary {
+            try TermDictionary.refill(db) { keep in candidates = try candidateKeys(minimumDocuments: minimumDocuments, db: db, eachTerm: keep) }
+        } else {
+            candidates = try candidateKeys(minimumDocuments: minimumDocuments, db: db)
+        }
         try withoutMemoryMap(db) {
             for (key, documents) in candidates {
                 if listingPrefixes || !token(ofKey: key).isPrefix {
@@ -286,7 +294,8 @@ enum TermLeaders {
     /// ``longestListedPrefix`` bytes) whose terms' document counts add up to that many: an upper bound on
     /// the rows holding one of them, which listing counts exactly. One pass over the vocabulary, in
     /// FTS5's byte order: a prefix's sum is complete when the terms move past it.
-    static func candidateKeys(minimumDocuments: Int, db: Database) throws -> [(key: String, documents: Int)] {
+    static func candidateKeys(minimumDocuments: Int, db: Database,
+                              eachTerm: (UnsafeBufferPointer<UInt8>) throws -> Void = { _ in }) throws -> [(key: String, documents: Int)] {
         var keys: [(key: String, documents: Int)] = []
         // The open prefixes of the current term, shortest first: their byte lengths and sums so far.
         var open: [(length: Int, documents: Int)] = []
@@ -299,19 +308,29 @@ enum TermLeaders {
                 }
             }
         }
-        let cursor = try Row.fetchCursor(db, sql: "SELECT term, doc FROM items_vocab")
-        while let row = try cursor.next() {
-            let term: String = try row.text(0), documents = Int(try row.integer(1))
-            let bytes = Array(term.utf8)
-            if documents >= minimumDocuments, let key = key(token: term, isPrefix: false) { keys.append((key, documents)) }
+        // Stepped through SQLite's C API, the term read as bytes: a String and a GRDB row per term were most of
+        // the pass (686,662 terms).
+        let statement = try db.cachedStatement(sql: "SELECT term, doc FROM items_vocab")
+        let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        while try SQLiteCall.step(handle, db: db) {
+            guard let text = sqlite3_column_text(handle, 0) else { continue }
+            let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0)))
+            let documents = Int(sqlite3_column_int64(handle, 1))
+            try eachTerm(bytes)
+            if documents >= minimumDocuments, let key = key(token: String(decoding: bytes, as: UTF8.self), isPrefix: false) {
+                keys.append((key, documents))
+            }
             var common = 0
             while common < Swift.min(bytes.count, previous.count), bytes[common] == previous[common] { common += 1 }
             close(downTo: common)
-            previous = bytes
-            // Open the prefixes this term adds, at each scalar's end.
+            previous.removeAll(keepingCapacity: true)
+            previous.append(contentsOf: bytes)
+            // Open the prefixes this term adds, at each scalar's end (past its continuation bytes).
             var length = 0
-            for scalar in term.unicodeScalars {
-                length += UTF8.width(scalar)
+            while length < bytes.count {
+                length += 1
+                while length < bytes.count, bytes[length] & 0xC0 == 0x80 { length += 1 }
                 guard length <= longestListedPrefix else { break }
                 if length > (open.last?.length ?? 0) { open.append((length, 0)) }
             }

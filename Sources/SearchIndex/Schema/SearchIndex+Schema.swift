@@ -172,11 +172,16 @@ extension SearchIndex {
             try db.execute(sql: TermLeaders.placesSchema)
             try TermLeaders.listPlaces(db)
         }
+        migrator.registerMigration("v16") { db in
+            // The typo dictionary by first character and length: a two-edit walk reads the window of terms it can
+            // reach at once and probes it in memory (see TermDictionary+Window).
+            try db.execute(sql: TermDictionary.windowSchema)
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 15
+    static let schemaVersion = 16
 
     /// Writes every item's term vector from its stored texts, tokenized as FTS5 tokenized them (schema 14).
     ///

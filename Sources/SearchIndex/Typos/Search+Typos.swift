@@ -27,10 +27,17 @@ extension Search {
 
     /// One word's expansions that match some item, at most the plan's per word.
     static func expansions(of word: TypoPlan.Word, plan: TypoPlan, db: Database) throws -> [TypoExpansion] {
-        var expander = TypoExpander(db)
+        let found: [TypoExpansion]
+        if !word.isPrefix, word.edits >= 2, let window = try TermDictionary.window(of: word.token, edits: word.edits, db: db) {
+            // Two edits: thousands of probes, each answered in memory from the word's window.
+            var expander = TypoExpander(terms: window)
+            found = try expander.expansions(of: word.token, isPrefix: false, maximumEdits: word.edits, limit: plan.candidatesPerWord)
+        } else {
+            var expander = TypoExpander(db)
+            found = try expander.expansions(of: word.token, isPrefix: word.isPrefix, maximumEdits: word.edits, limit: plan.candidatesPerWord)
+        }
         var matching: [TypoExpansion] = []
-        for expansion in try expander.expansions(of: word.token, isPrefix: word.isPrefix, maximumEdits: word.edits, limit: plan.candidatesPerWord)
-        where matching.count < plan.perWord {
+        for expansion in found where matching.count < plan.perWord {
             if try matchesSomething(TypoPlan.term(expansion), db: db) { matching.append(expansion) }
         }
         return matching

@@ -97,10 +97,39 @@ struct TermDictionary: TermSource {
 
     /// Rebuilds the table from FTS5's vocabulary: exactly the terms some item holds.
     static func refresh(_ db: Database) throws {
+        try refill(db) {
+            try db.execute(sql: "INSERT INTO item_terms (term) SELECT term FROM items_vocab WHERE length(term) >= \(minimumLength)")
+        }
+    }
+
+    /// Rebuilds the table from the terms a pass over FTS5's vocabulary hands to `keep`, in byte order: the
+    /// leader lists' pass at an export's end, so that the vocabulary is scanned once, not twice (each scan
+    /// walks every doclist to count rows: 0.3 s of a 235,160-item export).
+    static func refill(_ db: Database, from pass: (_ keep: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Void) throws {
+        try refill(db) {
+            let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO item_terms (term) VALUES (?)").sqliteStatement
+            defer { sqlite3_reset(insert) }
+            try pass { term in
+                // Long enough to be kept: its scalars are its bytes less their continuation bytes.
+                guard term.reduce(0, { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }) >= minimumLength else { return }
+                sqlite3_reset(insert)
+                let bound = term.withMemoryRebound(to: CChar.self) {
+                    sqlite3_bind_text(insert, 1, $0.baseAddress, Int32($0.count), SQLiteBinding.transient)
+                }
+                let status = bound == SQLITE_OK ? sqlite3_step(insert) : bound
+                guard status == SQLITE_DONE else {
+                    throw DatabaseError(resultCode: ResultCode(rawValue: status), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+                }
+            }
+        }
+    }
+
+    /// Empties the table and runs `fill`, which fills it anew; the window index is dropped first and made
+    /// again after, in one sort (0.30 s for 686,662 terms, where keeping it up row by row cost 0.43).
+    private static func refill(_ db: Database, _ fill: () throws -> Void) throws {
         discardNewTerms(db)
-        try db.execute(sql: """
-            DELETE FROM item_terms;
-            INSERT INTO item_terms (term) SELECT term FROM items_vocab WHERE length(term) >= \(minimumLength);
-            """)
+        try db.execute(sql: "DROP INDEX IF EXISTS item_terms_by_window; DELETE FROM item_terms")
+        try fill()
+        try db.execute(sql: windowSchema)
     }
 }

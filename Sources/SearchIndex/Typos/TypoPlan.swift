@@ -61,13 +61,16 @@ package struct TypoPlan: Sendable {
         ParsedQuery.Term(text: expansion.term, tokens: [expansion.term], isPrefix: expansion.isPrefix, isPhrase: false)
     }
 
+    /// The fewest letters a word needs to match with two edits.
+    package static let twoEditLength = 9
+
     /// The edits a word may be away from a term: by its length, and none for a word with a digit (`A380`
     /// and `A320`, `town999` and `town998` are different things, not typos of each other).
     package static func allowedEdits(for word: String) -> Int {
         let scalars = word.unicodeScalars
         guard !scalars.contains(where: { $0.properties.numericType != nil }) else { return 0 }
         let length = scalars.count
-        return length >= 9 ? 2 : length >= 5 ? 1 : 0
+        return length >= twoEditLength ? 2 : length >= 5 ? 1 : 0
     }
 
     /// The edits a term may have: single words only (not phrases), by ``allowedEdits(for:)``.

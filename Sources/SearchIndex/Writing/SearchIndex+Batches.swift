@@ -65,8 +65,7 @@ extension SearchIndex {
         if batch.checkpoint.exportState != nil {
             TermDictionary.discardNewTerms(db)
         } else if exporting {
-            try TermDictionary.refresh(db)
-            try TermLeaders.refresh(db, listingPrefixes: false)
+            try TermLeaders.refresh(db, listingPrefixes: false, refillingDictionary: true)
         } else {
             try TermDictionary.saveNewTerms(db)
         }

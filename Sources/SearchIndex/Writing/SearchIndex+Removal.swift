@@ -108,9 +108,9 @@ extension SearchIndex {
                     _ = try Self.saveCheckpoint(checkpoint, db: db)
                     // A rebuild's end: the dictionary becomes the vocabulary again — the rebuild's new terms in,
                     // the terms of the items it swept (and of any deleted since the last rebuild) out.
-                    try TermDictionary.refresh(db)
-                    // And the leader lists are listed anew: the rebuild rewrote every item.
-                    try TermLeaders.refresh(db, listingPrefixes: false)
+                    // And the leader lists are listed anew (from the same pass over the vocabulary): the rebuild
+                    // rewrote every item.
+                    try TermLeaders.refresh(db, listingPrefixes: false, refillingDictionary: true)
                     return true
                 }
                 after = try last.integer(0)
