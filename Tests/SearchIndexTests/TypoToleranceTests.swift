@@ -260,6 +260,57 @@ struct TypoToleranceTests {
         #expect(try index.search(SearchRequest(query: "zoo", offset: 5)).suggestion == nil)
     }
 
+    @Test("refilled from the leader lists' one pass over the vocabulary (an export's end), the dictionary is the vocabulary, the keys are a brute force's, and windows walk as the B-tree does")
+    func refilledFromOnePass() throws {
+        let (index, words) = try Self.crowdedIndex(seed: 11)
+        // Terms of deleted items stay in the dictionary until a refill.
+        try index.apply(IndexBatch(deletes: (0..<300).map { IndexFixtures.item($0, "").uri }, checkpoint: IndexFixtures.checkpoint(9_000)))
+        // Low enough that prefixes of the longest listed length qualify too.
+        let minimum = 3
+        let keys = try index.write { db -> [String] in
+            try TermLeaders.refresh(db, minimumDocuments: minimum, listingPrefixes: false, refillingDictionary: true)
+            return try String.fetchAll(db, sql: "SELECT term FROM leader_terms ORDER BY term")
+        }
+        let (vocabulary, dictionary, windowed) = try index.read { db in
+            (try Row.fetchAll(db, sql: "SELECT term, doc FROM items_vocab").map { (row: Row) -> (String, Int) in (row[0], row[1]) },
+             try String.fetchAll(db, sql: "SELECT term FROM item_terms ORDER BY term"),
+             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'item_terms_by_window')"))
+        }
+        // The dictionary: exactly the vocabulary's terms of four letters or more, the deleted items' gone.
+        #expect(dictionary == vocabulary.map(\.0).filter { $0.unicodeScalars.count >= TermDictionary.minimumLength }.sorted())
+        #expect(windowed == true)
+        // The keys: words held by `minimum` rows or more, and prefixes (whole scalars, at most the longest
+        // listed bytes) whose terms' rows add up to that many, counted by brute force.
+        var prefixSums: [String: Int] = [:]
+        for (term, documents) in vocabulary {
+            var prefix = ""
+            for scalar in term.unicodeScalars {
+                prefix.unicodeScalars.append(scalar)
+                guard prefix.utf8.count <= TermLeaders.longestListedPrefix else { break }
+                prefixSums[prefix, default: 0] += documents
+            }
+        }
+        let expected = vocabulary.filter { $0.1 >= minimum }.map(\.0) + prefixSums.filter { $0.value >= minimum }.map { $0.key + "*" }
+        // (Phrases' keys, of several tokens, come from the names, not from this pass.)
+        #expect(Set(keys.filter { !$0.contains(" ") }) == Set(expected))
+        #expect(keys.count > 10)
+        // Windows read from the refilled index walk as the B-tree does.
+        var generator = SeededGenerator(seed: 12)
+        var compared = 0
+        for word in words.shuffled(using: &generator).prefix(400) where word.unicodeScalars.count >= TypoPlan.twoEditLength {
+            let token = SearchTokenizer.tokens(in: word)[0].text
+            let (all, window) = try index.read { db in
+                var expander = TypoExpander(db)
+                return (try expander.expansions(of: token, isPrefix: false, maximumEdits: 2, limit: .max),
+                        try TermDictionary.window(of: token, edits: 2, db: db))
+            }
+            var packed = TypoExpander(terms: try #require(window, "\(token)"))
+            #expect(try packed.expansions(of: token, isPrefix: false, maximumEdits: 2, limit: .max) == all, "\(token)")
+            compared += 1
+        }
+        #expect(compared > 50)
+    }
+
     @Test("the dictionary follows the writer: new terms at once, terms of deleted items gone after a rebuild's sweep")
     func dictionaryMaintenance() throws {
         let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("typos.searchindex").path, mode: .readWrite(permissions: nil))

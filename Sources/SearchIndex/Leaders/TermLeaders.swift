@@ -314,7 +314,8 @@ enum TermLeaders {
         let handle = statement.sqliteStatement
         defer { sqlite3_reset(handle) }
         while try SQLiteCall.step(handle, db: db) {
-            guard let text = sqlite3_column_text(handle, 0) else { continue }
+            // A term is never NULL: NULL here is SQLite out of memory.
+            guard let text = sqlite3_column_text(handle, 0) else { throw DatabaseError(resultCode: .SQLITE_NOMEM) }
             let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0)))
             let documents = Int(sqlite3_column_int64(handle, 1))
             try eachTerm(bytes)

@@ -32,8 +32,9 @@ struct PackedTerms: TermSource {
     /// The number of terms held.
     var count: Int { spans.count }
 
-    /// The terms of `bytes` at `spans`, in runs that each hold distinct terms in byte order (the index's window
-    /// comes one run per length), merged into one order; `runs` holds where each run starts in `spans`.
+    /// The terms of `bytes` at `spans`, in runs that each hold terms in byte order (the index's window comes one
+    /// run per length, so no term is in two runs), merged into one order; `runs` holds where each run starts in
+    /// `spans`.
     init(bytes: [UInt8], spans: [Span], runs: [Int]) {
         self.bytes = bytes
         let ends = Array(runs.dropFirst()) + [spans.count]
@@ -49,11 +50,8 @@ struct PackedTerms: TermSource {
                     smallest = run
                 }
                 guard let run = smallest else { break }
-                let span = spans[heads[run]]
+                merged.append(spans[heads[run]])
                 heads[run] += 1
-                // A term in two runs is kept once.
-                if let last = merged.last, Self.compare(buffer, span, last) == 0 { continue }
-                merged.append(span)
             }
         }
         self.spans = merged

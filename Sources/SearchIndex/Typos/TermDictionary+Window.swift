@@ -22,23 +22,25 @@ extension TermDictionary {
     static func window(of word: String, edits: Int, db: Database) throws -> PackedTerms? {
         guard let window = TermWindow(word: word, isPrefix: false, edits: edits), window.shortest >= shortestWindowed else { return nil }
         // The index's own condition, word for word: SQLite uses a partial index only for a query that repeats it.
+        // Its order is the index's (no sort): by length, then by term.
         let statement = try db.cachedStatement(sql: """
-            SELECT term FROM item_terms INDEXED BY item_terms_by_window
+            SELECT length(term), term FROM item_terms INDEXED BY item_terms_by_window
             WHERE substr(term, 1, 1) = ? AND length(term) BETWEEN ? AND ? AND length(term) >= \(shortestWindowed)
+            ORDER BY length(term), term
             """)
         try statement.setArguments([String(window.first), window.shortest, window.longest])
         let handle = statement.sqliteStatement
         defer { sqlite3_reset(handle) }
-        // The index orders the window by length, then by term: a run per length, each in byte order. A term's
-        // length in scalars is its bytes less their continuation bytes.
-        var bytes: [UInt8] = [], spans: [PackedTerms.Span] = [], runs: [Int] = [], length = -1
+        // A run per length, each in byte order.
+        var bytes: [UInt8] = [], spans: [PackedTerms.Span] = [], runs: [Int] = [], length: Int64 = -1
         while try SQLiteCall.step(handle, db: db) {
-            guard let text = sqlite3_column_text(handle, 0) else { continue }
-            let term = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0)))
-            let scalars = term.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
-            if scalars != length {
+            // A term is never NULL: NULL here is SQLite out of memory.
+            guard let text = sqlite3_column_text(handle, 1) else { throw DatabaseError(resultCode: .SQLITE_NOMEM) }
+            let term = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 1)))
+            let termLength = sqlite3_column_int64(handle, 0)
+            if termLength != length {
                 runs.append(spans.count)
-                length = scalars
+                length = termLength
             }
             spans.append(PackedTerms.Span(term, at: bytes.count))
             bytes.append(contentsOf: term)
