@@ -194,7 +194,7 @@ struct TermVectorTests {
 
     @Test("typo expansions are single tokens as a query tokenizes them (a prefix ending in an apostrophe would be searched shorter)")
     func expansionsAreTokens() throws {
-        var expander = TypoExpander(terms: SortedTerms(["macy's", "macyville", "mac'n"]))
+        var expander = TypoExpander(terms: PackedTerms(["macy's", "macyville", "mac'n"]))
         let prefixes = try expander.expansions(of: "macys", isPrefix: true, maximumEdits: 1, limit: 100).map(\.term)
         #expect(!prefixes.contains("macy'"), "\(prefixes)")
         #expect(prefixes.allSatisfy { SearchTokenizer.tokens(in: $0).map(\.text) == [$0] }, "\(prefixes)")
@@ -230,7 +230,7 @@ struct TermVectorTests {
             guard normalized.count == 1, let token = normalized.first else { continue }
             let text = terms.joined(separator: " ")
             let rowTerms = SearchTokenizer.tokens(in: text, withParts: true).map(\.text)
-            var expander = TypoExpander(terms: SortedTerms(rowTerms))
+            var expander = TypoExpander(terms: PackedTerms(rowTerms))
             let expansions = try expander.expansions(of: token, isPrefix: isPrefix, maximumEdits: edits, limit: 1_000)
             let vector = try #require(SearchTokenizer.termVector(streams: [SearchTokenizer.documentStream(of: text), [], [], []]))
             let words = try #require(searchlight_typo_words_create())

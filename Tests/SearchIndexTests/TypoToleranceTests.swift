@@ -82,7 +82,7 @@ struct TypoToleranceTests {
                 // Another backend walks only the word's window of terms, held in memory: the same expansions.
                 for edits in [allowed, QuerySuggestion.edits(for: word)] {
                     let window = try #require(TermWindow(word: word, isPrefix: isPrefix, edits: edits))
-                    var windowed = TypoExpander(terms: SortedTerms(terms.compactMap { window.entry(for: String(String.UnicodeScalarView($0))) }))
+                    var windowed = TypoExpander(terms: PackedTerms(terms.compactMap { window.entry(for: String(String.UnicodeScalarView($0))) }))
                     let all = try index.read { db in
                         var expander = TypoExpander(db)
                         return try expander.expansions(of: word, isPrefix: isPrefix, maximumEdits: edits, limit: .max)

@@ -43,13 +43,13 @@ extension PostgresSearch {
         var parameters = StatementParameters()
         var conditions = ["term >= \(parameters.add(String(window.first)))"]
         // Terms from the first letter up to the next one: a range of the index, in byte order.
-        if let next = SortedTerms.successor(of: window.first) { conditions.append("term < \(parameters.add(String(next)))") }
+        if let next = PackedTerms.successor(of: window.first) { conditions.append("term < \(parameters.add(String(next)))") }
         let longest = parameters.add(window.longest) + "::int4"
         conditions.append("char_length(term) >= \(parameters.add(window.shortest))::int4")
         if !window.cuts { conditions.append("char_length(term) <= \(longest)") }
         let terms = try await query("SELECT DISTINCT left(term, \(longest)) FROM searchlight_terms WHERE \(conditions.joined(separator: " AND "))", parameters)
             .map { row throws(PostgresIndexError) in try PostgresIndex.decode(row, as: String.self) }
-        var expander = TypoExpander(terms: SortedTerms(terms))
+        var expander = TypoExpander(terms: PackedTerms(terms))
         do { return try expander.expansions(of: word, isPrefix: isPrefix, maximumEdits: edits, limit: limit) } catch {
             throw .server(message: "the typo walk failed: \(error)", sqlState: nil)
         }

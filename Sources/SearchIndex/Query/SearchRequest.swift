@@ -140,8 +140,9 @@ public enum SearchPlan: String, Sendable, Hashable {
     case intersection
     /// Attributes alone (a filter without words or a place): the filter's items, most important first.
     case filter
-    /// One frequent word, prefix or phrase within a wide region: its placed list's rows best first, those in
-    /// the region scored from their term vectors, until no row further down can reach the page.
+    /// One frequent word, prefix or phrase within a wide region, or near a point at any distance: its placed
+    /// list's rows best first, those in the region scored from their term vectors, until no row further down
+    /// can reach the page.
     case placedList = "placed-list"
 }
 

@@ -1,9 +1,10 @@
 import Foundation
 
-/// Terms held in memory in byte order, packed in one buffer: the window of the index's terms a two-edit walk
-/// can reach (``TermWindow``), probed by binary search. Where a walk makes thousands of probes, each a B-tree
-/// seek through SQLite (≈ 0.6 µs), a probe here compares a dozen short byte strings in one buffer.
-struct PackedTerms: TermSource {
+/// Terms held in memory in byte order, packed in one buffer: the window of a backend's terms a walk can reach
+/// (``TermWindow``: the SQLite index's for a two-edit walk, PostgreSQL's for every walk), probed by binary
+/// search. Where a walk makes thousands of probes, each a B-tree seek through SQLite (≈ 0.6 µs), a probe here
+/// compares a dozen short byte strings in one buffer.
+package struct PackedTerms: TermSource {
     /// Where a term's bytes lie in the buffer, and its first eight bytes as a big-endian number (zeros after
     /// a shorter term): most comparisons end there, without reading the buffer.
     struct Span {
@@ -30,7 +31,20 @@ struct PackedTerms: TermSource {
     private let spans: [Span]
 
     /// The number of terms held.
-    var count: Int { spans.count }
+    package var count: Int { spans.count }
+
+    /// The terms, in any order; duplicates are kept once.
+    package init(_ terms: [String]) {
+        var sorted = terms.map { Array($0.utf8) }
+        sorted.sort { $0.lexicographicallyPrecedes($1) }
+        var bytes: [UInt8] = [], spans: [Span] = [], previous: [UInt8]? = nil
+        for term in sorted where term != previous {
+            term.withUnsafeBufferPointer { spans.append(Span($0, at: bytes.count)) }
+            bytes.append(contentsOf: term)
+            previous = term
+        }
+        self.init(bytes: bytes, spans: spans, runs: [0])
+    }
 
     /// The terms of `bytes` at `spans`, in runs that each hold terms in byte order (the index's window comes one
     /// run per length, so no term is in two runs), merged into one order; `runs` holds where each run starts in
@@ -80,7 +94,7 @@ struct PackedTerms: TermSource {
 
     /// The first term at or after `key`: searched onward from the last probe's answer when `key` lies past the
     /// term before it (steps of 1, 2, 4… then a binary search of the last step), by binary search otherwise.
-    mutating func withTerm<Result>(atOrAfter key: [UInt8], _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
+    package mutating func withTerm<Result>(atOrAfter key: [UInt8], _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
         let found = bytes.withUnsafeBufferPointer { buffer in
             key.withUnsafeBufferPointer { key -> Int in
                 let keyPrefix = Span.prefix(of: key)

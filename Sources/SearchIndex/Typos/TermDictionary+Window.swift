@@ -14,11 +14,11 @@ extension TermDictionary {
         WHERE length(term) >= \(shortestWindowed)
         """
 
-    /// The terms a walk for `word` (not a prefix) within `edits` can reach, in memory (nil for a window shorter than
-    /// the index holds): those with its first
+    /// The terms a walk for `word` (not a prefix) within `edits` can reach, in memory: those with its first
     /// letter (never taken for a typo) and a length within the edits (``TermWindow``), read from
-    /// `item_terms_by_window` one run per length. A walk over them finds exactly what it finds over every
-    /// term. `Manocalzati` within two edits: 11,505 terms, where the walk made 7,950 B-tree seeks.
+    /// `item_terms_by_window` one run per length; nil for a window reaching shorter terms than the index holds.
+    /// A walk over them finds exactly what it finds over every term. `Manocalzati` within two edits: 11,505
+    /// terms, where the walk made 7,950 B-tree seeks.
     static func window(of word: String, edits: Int, db: Database) throws -> PackedTerms? {
         guard let window = TermWindow(word: word, isPrefix: false, edits: edits), window.shortest >= shortestWindowed else { return nil }
         // The index's own condition, word for word: SQLite uses a partial index only for a query that repeats it.

@@ -1,6 +1,6 @@
 /// A sorted set of terms that typo tolerance walks as a trie (``TypoExpander``): the SQLite index's
 /// `item_terms` probed one seek at a time (``TermDictionary``), or a window of another backend's terms
-/// held in memory (``SortedTerms``). The walk is the same over either, so its expansions are too.
+/// held in memory (``PackedTerms``). The walk is the same over either, so its expansions are too.
 package protocol TermSource {
     /// Calls `body` with the UTF-8 bytes of the first term at or after `key` (UTF-8) in byte order, or
     /// with nil when there is none; the bytes are valid only inside `body`.
