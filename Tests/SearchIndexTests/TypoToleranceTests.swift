@@ -49,6 +49,36 @@ struct TypoToleranceTests {
         return (index, words)
     }
 
+    @Test("packed terms answer every probe with the first term at or after it, in any order of probes, runs merged or not")
+    func packedTermsProbes() {
+        var generator = SeededGenerator(seed: 13)
+        // Short strings over a few bytes, some eight bytes or longer (the prefixes tie), two-byte letters.
+        let alphabet = ["a", "b", "ab", "é", "ж", "\u{7F}", "aaaaaaaa"]
+        func random() -> String { (0..<Int.random(in: 0...5, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" }.joined() }
+        for _ in 0..<200 {
+            let terms = (0..<Int.random(in: 0...60, using: &generator)).map { _ in random() }.filter { !$0.isEmpty }
+            let sorted = Array(Set(terms.map { Array($0.utf8) })).sorted { $0.lexicographicallyPrecedes($1) }
+            // As one list, and as runs by length merged (the index's window).
+            var runs: [Int] = [], bytes: [UInt8] = [], spans: [PackedTerms.Span] = []
+            for (_, group) in Dictionary(grouping: sorted, by: \.count).sorted(by: { $0.key < $1.key }) {
+                runs.append(spans.count)
+                for term in group {
+                    term.withUnsafeBufferPointer { spans.append(PackedTerms.Span($0, at: bytes.count)) }
+                    bytes.append(contentsOf: term)
+                }
+            }
+            var sources = [PackedTerms(terms), PackedTerms(bytes: bytes, spans: spans, runs: runs)]
+            #expect(sources.allSatisfy { $0.count == sorted.count })
+            for _ in 0..<100 {
+                let key = Array(random().utf8)
+                let expected = sorted.first { !$0.lexicographicallyPrecedes(key) }
+                for index in sources.indices {
+                    #expect(sources[index].withTerm(atOrAfter: key) { $0.map(Array.init) } == expected, "\(String(decoding: key, as: UTF8.self))")
+                }
+            }
+        }
+    }
+
     @Test("the walk finds exactly the terms a brute force over the dictionary finds, with their edits (words and prefixes)")
     func walkAgainstBruteForce() throws {
         let (index, words) = try Self.crowdedIndex(seed: 7)
