@@ -49,7 +49,7 @@ struct TypoToleranceTests {
         return (index, words)
     }
 
-    @Test("packed terms answer every probe with the first term at or after it, in any order of probes, runs merged or not")
+    @Test("packed terms answer every probe with the first term at or after it, in any order of probes")
     func packedTermsProbes() {
         var generator = SeededGenerator(seed: 13)
         // Short strings over a few bytes, some eight bytes or longer (the prefixes tie), two-byte letters.
@@ -58,25 +58,62 @@ struct TypoToleranceTests {
         for _ in 0..<200 {
             let terms = (0..<Int.random(in: 0...60, using: &generator)).map { _ in random() }.filter { !$0.isEmpty }
             let sorted = Array(Set(terms.map { Array($0.utf8) })).sorted { $0.lexicographicallyPrecedes($1) }
-            // As one list, and as runs by length merged (the index's window).
-            var runs: [Int] = [], bytes: [UInt8] = [], spans: [PackedTerms.Span] = []
-            for (_, group) in Dictionary(grouping: sorted, by: \.count).sorted(by: { $0.key < $1.key }) {
-                runs.append(spans.count)
-                for term in group {
-                    term.withUnsafeBufferPointer { spans.append(PackedTerms.Span($0, at: bytes.count)) }
-                    bytes.append(contentsOf: term)
-                }
-            }
-            var sources = [PackedTerms(terms), PackedTerms(bytes: bytes, spans: spans, runs: runs)]
-            #expect(sources.allSatisfy { $0.count == sorted.count })
+            var packed = PackedTerms(terms)
+            #expect(packed.count == sorted.count)
             for _ in 0..<100 {
                 let key = Array(random().utf8)
                 let expected = sorted.first { !$0.lexicographicallyPrecedes(key) }
-                for index in sources.indices {
-                    #expect(sources[index].withTerm(atOrAfter: key) { $0.map(Array.init) } == expected, "\(String(decoding: key, as: UTF8.self))")
-                }
+                #expect(packed.withTerm(atOrAfter: key) { $0.map(Array.init) } == expected, "\(String(decoding: key, as: UTF8.self))")
             }
         }
+    }
+
+    @Test("an edit-distance scan finds exactly the terms within the edits, with their edits, whatever order the terms come in")
+    func editDistanceScan() {
+        var generator = SeededGenerator(seed: 14)
+        // Few letters, so that terms share prefixes and come within the edits; two-byte and three-byte ones.
+        let alphabet = Array("abcaé€".unicodeScalars)
+        func random(_ lengths: ClosedRange<Int>) -> [Unicode.Scalar] {
+            (0..<Int.random(in: lengths, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" }
+        }
+        var found = 0
+        for _ in 0..<300 {
+            let word = random(1...10)
+            let edits = Int.random(in: 0...3, using: &generator)
+            // Terms near the word (a few random edits of it) and random ones, every length from empty up.
+            var terms = Set((0..<Int.random(in: 0...80, using: &generator)).map { _ in random(0...13) })
+            for _ in 0..<40 {
+                var term = word
+                for _ in 0..<Int.random(in: 0...4, using: &generator) {
+                    let position = Int.random(in: 0...term.count, using: &generator)
+                    switch Int.random(in: 0...3, using: &generator) {
+                    case 0 where position < term.count: term.remove(at: position)
+                    case 1: term.insert(alphabet.randomElement(using: &generator) ?? "a", at: position)
+                    case 2 where position < term.count: term[position] = alphabet.randomElement(using: &generator) ?? "a"
+                    default: if position + 1 < term.count { term.swapAt(position, position + 1) }
+                    }
+                }
+                terms.insert(term)
+            }
+            let expected = Dictionary(uniqueKeysWithValues: terms.compactMap { term -> ([Unicode.Scalar], Int)? in
+                guard !term.isEmpty else { return nil }
+                let distance = Self.distance(term, word)
+                return distance <= edits ? (term, distance) : nil
+            })
+            found += expected.count
+            let bytes = terms.map { Array(String(String.UnicodeScalarView($0)).utf8) }
+            // In byte order, by length then byte order (the index's window), and shuffled.
+            let orders = [bytes.sorted { $0.lexicographicallyPrecedes($1) },
+                          bytes.sorted { $0.count != $1.count ? $0.count < $1.count : $0.lexicographicallyPrecedes($1) },
+                          bytes.shuffled(using: &generator)]
+            for order in orders {
+                var scan = EditDistanceScan(word: String(String.UnicodeScalarView(word)), maximumEdits: edits)
+                for term in order { term.withUnsafeBufferPointer { scan.add($0) } }
+                #expect(scan.found == expected, "\(String(String.UnicodeScalarView(word))) within \(edits)")
+            }
+        }
+        // Not vacuous.
+        #expect(found > 3_000, "\(found) terms within the edits")
     }
 
     @Test("the walk finds exactly the terms a brute force over the dictionary finds, with their edits (words and prefixes)")
@@ -121,14 +158,13 @@ struct TypoToleranceTests {
                     guard !isPrefix else { continue }
                     // This index's own window of a word (schema 16), read at once by first letter and length; the
                     // index holds the terms two-edit windows need, and a shorter window is not read.
-                    let read = try index.read { db in try TermDictionary.window(of: word, edits: edits, db: db) }
+                    let read = try index.read { db in try TermDictionary.windowMatches(of: word, edits: edits, db: db) }
                     guard let read else {
                         #expect(window.shortest < TermDictionary.shortestWindowed, "\(word) within \(edits): no window")
                         continue
                     }
                     windowsRead += 1
-                    var packed = TypoExpander(terms: read)
-                    #expect(try packed.expansions(of: word, isPrefix: false, maximumEdits: edits, limit: .max) == all, "\(word) within \(edits), packed")
+                    #expect(TypoExpansion.ranked(read, word: query, isPrefix: false, limit: .max) == all, "\(word) within \(edits), window")
                 }
                 if isPrefix {
                     // Each term is covered by the expansions iff one of its prefixes is within the edits.
@@ -332,10 +368,10 @@ struct TypoToleranceTests {
             let (all, window) = try index.read { db in
                 var expander = TypoExpander(db)
                 return (try expander.expansions(of: token, isPrefix: false, maximumEdits: 2, limit: .max),
-                        try TermDictionary.window(of: token, edits: 2, db: db))
+                        try TermDictionary.windowMatches(of: token, edits: 2, db: db))
             }
-            var packed = TypoExpander(terms: try #require(window, "\(token)"))
-            #expect(try packed.expansions(of: token, isPrefix: false, maximumEdits: 2, limit: .max) == all, "\(token)")
+            let matches = try #require(window, "\(token)")
+            #expect(TypoExpansion.ranked(matches, word: Array(token.unicodeScalars), isPrefix: false, limit: .max) == all, "\(token)")
             compared += 1
         }
         #expect(compared > 50)

@@ -1,8 +1,7 @@
 import Foundation
 
-/// Terms held in memory in byte order, packed in one buffer: the window of a backend's terms a walk can reach
-/// (``TermWindow``: the SQLite index's for a two-edit walk, PostgreSQL's for every walk), probed by binary
-/// search. Where a walk makes thousands of probes, each a B-tree seek through SQLite (≈ 0.6 µs), a probe here
+/// Terms held in memory in byte order, packed in one buffer: the window of PostgreSQL's terms a walk can reach
+/// (``TermWindow``), probed by binary search, where a probe of the database would be a round trip. A probe
 /// compares a dozen short byte strings in one buffer.
 package struct PackedTerms: TermSource {
     /// Where a term's bytes lie in the buffer, and its first eight bytes as a big-endian number (zeros after
@@ -43,39 +42,8 @@ package struct PackedTerms: TermSource {
             bytes.append(contentsOf: term)
             previous = term
         }
-        self.init(bytes: bytes, spans: spans, runs: [0])
-    }
-
-    /// The terms of `bytes` at `spans`, in runs that each hold terms in byte order (the index's window comes one
-    /// run per length, so no term is in two runs), merged into one order; `runs` holds where each run starts in
-    /// `spans`.
-    init(bytes: [UInt8], spans: [Span], runs: [Int]) {
         self.bytes = bytes
-        let ends = Array(runs.dropFirst()) + [spans.count]
-        var heads = runs
-        var merged: [Span] = []
-        merged.reserveCapacity(spans.count)
-        bytes.withUnsafeBufferPointer { buffer in
-            while true {
-                // The smallest head; runs are few (one per length a window allows).
-                var smallest: Int? = nil
-                for run in heads.indices where heads[run] < ends[run] {
-                    if let best = smallest, Self.compare(buffer, spans[heads[run]], spans[heads[best]]) >= 0 { continue }
-                    smallest = run
-                }
-                guard let run = smallest else { break }
-                merged.append(spans[heads[run]])
-                heads[run] += 1
-            }
-        }
-        self.spans = merged
-    }
-
-    /// How two terms of the buffer order, as bytes: negative, zero or positive. Prefixes that differ decide
-    /// (padding zeros order a shorter term first, as bytes do); equal ones leave it to the bytes.
-    private static func compare(_ buffer: UnsafeBufferPointer<UInt8>, _ a: Span, _ b: Span) -> Int {
-        if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
-        return compare(UnsafeBufferPointer(rebasing: buffer[Int(a.start)..<Int(a.end)]), UnsafeBufferPointer(rebasing: buffer[Int(b.start)..<Int(b.end)]))
+        self.spans = spans
     }
 
     /// How two byte strings order: bytes compared, then lengths.

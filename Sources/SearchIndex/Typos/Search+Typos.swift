@@ -28,10 +28,9 @@ extension Search {
     /// One word's expansions that match some item, at most the plan's per word.
     static func expansions(of word: TypoPlan.Word, plan: TypoPlan, db: Database) throws -> [TypoExpansion] {
         let found: [TypoExpansion]
-        if !word.isPrefix, word.edits >= 2, let window = try TermDictionary.window(of: word.token, edits: word.edits, db: db) {
-            // Two edits: thousands of probes, each answered in memory from the word's window.
-            var expander = TypoExpander(terms: window)
-            found = try expander.expansions(of: word.token, isPrefix: false, maximumEdits: word.edits, limit: plan.candidatesPerWord)
+        if !word.isPrefix, word.edits >= 2, let matches = try TermDictionary.windowMatches(of: word.token, edits: word.edits, db: db) {
+            // Two edits: thousands of probes of the dictionary, where the word's window is read and measured at once.
+            found = TypoExpansion.ranked(matches, word: Array(word.token.unicodeScalars), isPrefix: false, limit: plan.candidatesPerWord)
         } else {
             var expander = TypoExpander(db)
             found = try expander.expansions(of: word.token, isPrefix: word.isPrefix, maximumEdits: word.edits, limit: plan.candidatesPerWord)

@@ -14,37 +14,31 @@ extension TermDictionary {
         WHERE length(term) >= \(shortestWindowed)
         """
 
-    /// The terms a walk for `word` (not a prefix) within `edits` can reach, in memory: those with its first
-    /// letter (never taken for a typo) and a length within the edits (``TermWindow``), read from
-    /// `item_terms_by_window` one run per length; nil for a window reaching shorter terms than the index holds.
-    /// A walk over them finds exactly what it finds over every term. `Manocalzati` within two edits: 11,505
-    /// terms, where the walk made 7,950 B-tree seeks.
-    static func window(of word: String, edits: Int, db: Database) throws -> PackedTerms? {
+    /// The terms within `edits` of `word` (not a prefix), with their edits, the word itself among them if it is
+    /// a term; nil for a window reaching shorter terms than the index holds. The window (terms with the word's
+    /// first letter, never taken for a typo, and a length within the edits: ``TermWindow``) is read from
+    /// `item_terms_by_window` one run per length and measured as it is read (``EditDistanceScan``): exactly
+    /// what a walk of every term finds. `Manocalzati` within two edits: 11,505 terms, where the walk made
+    /// 7,950 B-tree seeks.
+    static func windowMatches(of word: String, edits: Int, db: Database) throws -> [[Unicode.Scalar]: Int]? {
         guard let window = TermWindow(word: word, isPrefix: false, edits: edits), window.shortest >= shortestWindowed else { return nil }
         // The index's own condition, word for word: SQLite uses a partial index only for a query that repeats it.
-        // Its order is the index's (no sort): by length, then by term.
+        // Its order is the index's (no sort): by length, then by term, so that a term shares most of its prefix
+        // with the one before.
         let statement = try db.cachedStatement(sql: """
-            SELECT length(term), term FROM item_terms INDEXED BY item_terms_by_window
+            SELECT term FROM item_terms INDEXED BY item_terms_by_window
             WHERE substr(term, 1, 1) = ? AND length(term) BETWEEN ? AND ? AND length(term) >= \(shortestWindowed)
             ORDER BY length(term), term
             """)
         try statement.setArguments([String(window.first), window.shortest, window.longest])
         let handle = statement.sqliteStatement
         defer { sqlite3_reset(handle) }
-        // A run per length, each in byte order.
-        var bytes: [UInt8] = [], spans: [PackedTerms.Span] = [], runs: [Int] = [], length: Int64 = -1
+        var scan = EditDistanceScan(word: word, maximumEdits: edits)
         while try SQLiteCall.step(handle, db: db) {
             // A term is never NULL: NULL here is SQLite out of memory.
-            guard let text = sqlite3_column_text(handle, 1) else { throw DatabaseError(resultCode: .SQLITE_NOMEM) }
-            let term = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 1)))
-            let termLength = sqlite3_column_int64(handle, 0)
-            if termLength != length {
-                runs.append(spans.count)
-                length = termLength
-            }
-            spans.append(PackedTerms.Span(term, at: bytes.count))
-            bytes.append(contentsOf: term)
+            guard let text = sqlite3_column_text(handle, 0) else { throw DatabaseError(resultCode: .SQLITE_NOMEM) }
+            scan.add(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0))))
         }
-        return PackedTerms(bytes: bytes, spans: spans, runs: runs)
+        return scan.found
     }
 }

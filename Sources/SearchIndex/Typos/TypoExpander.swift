@@ -10,6 +10,27 @@ public struct TypoExpansion: Sendable, Hashable {
     public var isPrefix: Bool
 }
 
+extension TypoExpansion {
+    /// The expansions of terms (or term prefixes) found within the edits of `word`, fewest edits first, then
+    /// shortest, then in byte order; the word itself left out; at most `limit`.
+    ///
+    /// Only terms (and prefixes) that are one token as a query tokenizes them: FTS5 searches an expansion as it
+    /// tokenizes it, so `macy'*` (a prefix of `macy's`) would be searched as `macy*`, and a term holding a space
+    /// (U+037A normalizes to one) as a phrase of its words — neither what was found. Tokenized in order, only
+    /// until `limit` are kept (a two-edit walk finds hundreds).
+    package static func ranked(_ found: [[Unicode.Scalar]: Int], word: [Unicode.Scalar], isPrefix: Bool, limit: Int) -> [TypoExpansion] {
+        found.filter { $0.key != word }
+            .map { TypoExpansion(term: String(String.UnicodeScalarView($0.key)), edits: $0.value, isPrefix: isPrefix) }
+            .sorted { a, b in
+                (a.edits, a.term.utf8.count) != (b.edits, b.term.utf8.count)
+                    ? (a.edits, a.term.utf8.count) < (b.edits, b.term.utf8.count)
+                    : BinaryCollation.precedes(a.term, b.term)
+            }
+            .lazy.filter { SearchTokenizer.tokens(in: $0.term).map(\.text) == [$0.term] }
+            .prefix(limit).map { $0 }
+    }
+}
+
 /// Finds the index's terms within the allowed edits of a query word, by walking the term dictionary as
 /// a trie with a Damerau–Levenshtein row per node (a Levenshtein automaton intersected with the sorted
 /// terms, as Lucene's fuzzy query does): a node is left as soon as no continuation can stay within the
@@ -40,19 +61,7 @@ package struct TypoExpander<Terms: TermSource> {
         prefix.reserveCapacity(query.count + maximumEdits + 1)
         try walk.visit(prefix: &prefix, first: nil, row: walk.step(root, previous: nil, adding: first, after: nil), previous: root,
                        dictionary: &dictionary, found: &found)
-        // Only terms (and prefixes) that are one token as a query tokenizes them: FTS5 searches an expansion as
-        // it tokenizes it, so `macy'*` (a prefix of `macy's`) would be searched as `macy*`, and a term holding a
-        // space (U+037A normalizes to one) as a phrase of its words — neither what the walk found.
-        // Tokenized in order, only until `limit` are kept (a 2-edit walk finds hundreds).
-        return found.filter { $0.key != query }
-            .map { TypoExpansion(term: String(String.UnicodeScalarView($0.key)), edits: $0.value, isPrefix: isPrefix) }
-            .sorted { a, b in
-                (a.edits, a.term.utf8.count) != (b.edits, b.term.utf8.count)
-                    ? (a.edits, a.term.utf8.count) < (b.edits, b.term.utf8.count)
-                    : BinaryCollation.precedes(a.term, b.term)
-            }
-            .lazy.filter { SearchTokenizer.tokens(in: $0.term).map(\.text) == [$0.term] }
-            .prefix(limit).map { $0 }
+        return TypoExpansion.ranked(found, word: query, isPrefix: isPrefix, limit: limit)
     }
 
     /// One walk: the query and its rules, and the Damerau–Levenshtein (optimal string alignment) rows.
