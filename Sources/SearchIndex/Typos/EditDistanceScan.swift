@@ -52,17 +52,41 @@ package struct EditDistanceScan {
 
     /// Measures a term (its UTF-8 bytes) against the word, and keeps it when it is within the edits.
     package mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) {
-        let length = Self.decode(bytes, into: &scalars)
+        // The scalars it shares with the term before, read as bytes while they are ASCII (most terms are).
         var shared = 0
-        let common = min(length, termLength)
-        while shared < common && scalars[shared] == term[shared] { shared += 1 }
-        // A term of the same length that shares the prefix past the edits is past them too.
-        if length == termLength && shared >= pastEdits { return }
-        swap(&term, &scalars)
+        let common = min(bytes.count, termLength)
+        while shared < common, bytes[shared] < 0x80, UInt32(bytes[shared]) == term[shared] { shared += 1 }
+        var ascii = true
+        for byte in bytes[shared...] where byte >= 0x80 {
+            ascii = false
+            break
+        }
+        let length: Int
+        if ascii {
+            length = bytes.count
+            // A term of the same length that shares the prefix past the edits is past them too.
+            if length == termLength && shared >= pastEdits { return }
+            // The shared scalars are in place already.
+            if term.count < length { term += Array(repeating: 0, count: length - term.count) }
+            term.withUnsafeMutableBufferPointer { term in
+                for index in shared..<length { term[index] = UInt32(bytes[index]) }
+            }
+        } else {
+            length = Self.decode(bytes, into: &scalars)
+            shared = 0
+            while shared < min(length, termLength) && scalars[shared] == term[shared] { shared += 1 }
+            if length == termLength && shared >= pastEdits { return }
+            swap(&term, &scalars)
+        }
         termLength = length
         computed = min(computed, shared)
         pastEdits = .max
-        guard length > 0 else { return }
+        // No row is needed to tell a term that differs in length by more than the edits (nor grown for one a
+        // damaged index holds, however long).
+        guard length > 0, abs(length - word.count) <= Int(maximumEdits) else {
+            pastEdits = 0
+            return
+        }
         if rows.count < (length + 1) * width { grow(toDepth: length) }
         let word = word, width = width, maximumEdits = maximumEdits, past = maximumEdits + 1
         let edits = Int(maximumEdits), wordLength = word.count
@@ -105,12 +129,6 @@ package struct EditDistanceScan {
     /// `scalars`; returns how many.
     private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, into scalars: inout [UInt32]) -> Int {
         if scalars.count < bytes.count { scalars += Array(repeating: 0, count: bytes.count - scalars.count) }
-        if !bytes.contains(where: { $0 >= 0x80 }) {
-            scalars.withUnsafeMutableBufferPointer { scalars in
-                for (index, byte) in bytes.enumerated() { scalars[index] = UInt32(byte) }
-            }
-            return bytes.count
-        }
         var count = 0
         _ = transcode(bytes.makeIterator(), from: UTF8.self, to: UTF32.self, stoppingOnError: false) { scalar in
             scalars[count] = scalar
