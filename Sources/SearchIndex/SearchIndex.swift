@@ -40,9 +40,11 @@ public final class SearchIndex: Sendable {
             try SearchTokenizer.registerRanking(on: db)
             SearchIndex.registerPredicateFunctions(on: db)
             // FTS5 segment merges and the R-tree touch many pages: a 64 MiB cache keeps them in memory,
-            // and memory-mapped reads spare a system call per page on large indexes.
+            // and memory-mapped reads spare a system call per page on large indexes. The whole file is mapped, up
+            // to SQLite's own ceiling (2 GiB in Debian's build): a 940k-item index is 1.2 GB, and the pages past a
+            // 1 GiB map (the lists an idle follower wrote last) were read a system call each.
             try db.execute(sql: "PRAGMA cache_size = -65536")
-            try db.execute(sql: "PRAGMA mmap_size = 1073741824")
+            try db.execute(sql: "PRAGMA mmap_size = 17179869184")
             // GRDB gives a pool's reader connections a busy timeout of their own: set here, after it, the
             // caller's holds for reads too (a read-only index reads only through them).
             try db.execute(sql: "PRAGMA busy_timeout = \(Int(busyTimeout * 1000))")
