@@ -134,33 +134,19 @@ enum QueryTarget {
                 }
             }
         }
-        // The scan over raw bytes as terms (ill-formed UTF-8 included), against a brute force over their scalars.
+        // The scan over raw bytes as terms (ill-formed UTF-8 included) finds what the trie walk finds over them.
         let pieces = data.split(separator: 0x2C, omittingEmptySubsequences: false).map(Array.init)
         guard let scanned = pieces.first else { return }
-        let scannedWord = String(decoding: scanned, as: UTF8.self)
+        let scannedWord = Array(String(decoding: scanned, as: UTF8.self).unicodeScalars)
         let edits = scanned.count % 4
-        var scan = EditDistanceScan(word: scannedWord, maximumEdits: edits)
+        var scan = EditDistanceScan(word: String(String.UnicodeScalarView(scannedWord)), maximumEdits: edits)
         for piece in pieces.dropFirst() { piece.withUnsafeBufferPointer { scan.add($0) } }
-        var expected: [[Unicode.Scalar]: Int] = [:]
-        for piece in pieces.dropFirst() {
-            let term = Array(String(decoding: piece, as: UTF8.self).unicodeScalars)
-            let distance = Self.distance(term, Array(scannedWord.unicodeScalars))
-            if !term.isEmpty, distance <= edits { expected[term] = distance }
+        // The walk keeps the word's first letter, which the scan leaves to the window it is handed.
+        let sameFirst = scan.found.filter { $0.key.first == scannedWord.first }
+        var walk = TypoExpander(terms: PackedTerms(pieces.dropFirst().map { String(decoding: $0, as: UTF8.self) }))
+        let walked = try? walk.expansions(of: String(String.UnicodeScalarView(scannedWord)), isPrefix: false, maximumEdits: edits, limit: .max)
+        guard TypoExpansion.ranked(sameFirst, word: scannedWord, isPrefix: false, limit: .max) == walked else {
+            fatalError("the scan of \(data.count) bytes finds \(scan.found), the walk \(String(describing: walked))")
         }
-        guard scan.found == expected else { fatalError("the scan of \(data.count) bytes finds \(scan.found), not \(expected)") }
-    }
-
-    /// The optimal string alignment distance of two scalar strings, by the textbook table.
-    static func distance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
-        var table = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
-        for i in 0...a.count { table[i][0] = i }
-        for j in 0...b.count { table[0][j] = j }
-        for i in stride(from: 1, through: a.count, by: 1) {
-            for j in stride(from: 1, through: b.count, by: 1) {
-                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1) }
-            }
-        }
-        return table[a.count][b.count]
     }
 }
