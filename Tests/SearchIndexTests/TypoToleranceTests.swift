@@ -116,6 +116,34 @@ struct TypoToleranceTests {
         #expect(found > 3_000, "\(found) terms within the edits")
     }
 
+    @Test("an edit-distance scan across its paths: prefixes given up then shared, a non-ASCII term before an ASCII one, ill-formed UTF-8")
+    func editDistanceScanPaths() {
+        // Each sequence fed in order, checked against the brute force over the scalars Swift decodes.
+        let cases: [(word: String, edits: Int, terms: [[UInt8]])] = [
+            // `xx` rules out `xxxx`'s prefix for its length; `xxyz` and `xxxy` share it (skipped), `abce` does not.
+            ("abcd", 1, ["xxxx", "xxxy", "xxyz", "abce", "abcd", "abdc", "abcde"].map { Array($0.utf8) }),
+            // Terms too long or short for the edits, then ones of the same lengths that match.
+            ("abcd", 1, ["abcdxyz", "ab", "abcdxyy", "abc", "abcdx"].map { Array($0.utf8) }),
+            // Non-ASCII, then ASCII sharing its first scalar, of the same length, then back.
+            ("aéb", 1, ["aé€b", "aéb", "aeb", "aéc", "ab", "a€b", "aéé"].map { Array($0.utf8) }),
+            ("aéb", 2, ["aé€bx", "aexbx", "aé€by", "axxbx"].map { Array($0.utf8) }),
+            // Ill-formed UTF-8: a lone continuation byte, a truncated sequence, each one U+FFFD.
+            ("a\u{FFFD}b", 1, [[0x61, 0x80, 0x62], [0x61, 0xC3, 0x62], [0x61, 0x62], [0x61, 0xE2, 0x82], [0x61, 0x80]]),
+        ]
+        for (word, edits, terms) in cases {
+            var scan = EditDistanceScan(word: word, maximumEdits: edits)
+            for term in terms { term.withUnsafeBufferPointer { scan.add($0) } }
+            var expected: [[Unicode.Scalar]: Int] = [:]
+            for term in terms {
+                let scalars = Array(String(decoding: term, as: UTF8.self).unicodeScalars)
+                let distance = Self.distance(scalars, Array(word.unicodeScalars))
+                if !scalars.isEmpty, distance <= edits { expected[scalars] = distance }
+            }
+            #expect(scan.found == expected, "\(word) within \(edits)")
+            #expect(!expected.isEmpty, "\(word): not vacuous")
+        }
+    }
+
     @Test("the walk finds exactly the terms a brute force over the dictionary finds, with their edits (words and prefixes)")
     func walkAgainstBruteForce() throws {
         let (index, words) = try Self.crowdedIndex(seed: 7)
