@@ -36,18 +36,12 @@ package struct EditDistanceScan {
         self.word = word.unicodeScalars.map(\.value)
         self.maximumEdits = Int32(clamping: max(0, maximumEdits))
         width = self.word.count + 1
-        rows = []
-        grow(toDepth: self.word.count + maximumEdits + 1)
-    }
-
-    /// Makes room for rows up to `depth`, each cell past the edits but the diagonal band's first column.
-    private mutating func grow(toDepth depth: Int) {
-        let start = rows.count / width
-        guard depth >= start else { return }
-        let past = maximumEdits + 1
-        rows += Array(repeating: past, count: (depth + 1 - start) * width)
-        for row in start...depth where row <= Int(maximumEdits) { rows[row * width] = Int32(row) }
-        if start == 0 { for j in 0..<width { rows[j] = min(Int32(j), past) } }
+        // Rows for terms as long as a term within the edits can be (longer ones are given up unmeasured), every
+        // cell past the edits but the first row's and the first column's within them.
+        let past = self.maximumEdits + 1, deepest = self.word.count + Int(self.maximumEdits)
+        rows = Array(repeating: past, count: (deepest + 1) * width)
+        for j in 0..<width { rows[j] = min(Int32(j), past) }
+        for depth in 0...min(deepest, Int(self.maximumEdits)) { rows[depth * width] = Int32(depth) }
     }
 
     /// Measures a term (its UTF-8 bytes) against the word, and keeps it when it is within the edits.
@@ -81,13 +75,12 @@ package struct EditDistanceScan {
         termLength = length
         computed = min(computed, shared)
         pastEdits = .max
-        // No row is needed to tell a term that differs in length by more than the edits (nor grown for one a
-        // damaged index holds, however long).
+        // No row is needed to tell a term that differs in length by more than the edits, and none is kept for it
+        // (the rows reach as deep as a term within the edits; a damaged index's term may be far longer).
         guard length > 0, abs(length - word.count) <= Int(maximumEdits) else {
             pastEdits = 0
             return
         }
-        if rows.count < (length + 1) * width { grow(toDepth: length) }
         let word = word, width = width, maximumEdits = maximumEdits, past = maximumEdits + 1
         let edits = Int(maximumEdits), wordLength = word.count
         var distance = past
