@@ -36,8 +36,9 @@ extension PostgresSearch {
         return QuerySuggestion(query: query, corrections: corrections)
     }
 
-    /// Terms (or, for a prefix, term prefixes) within `edits` of `word`, fewest edits first: the walk of
-    /// ``TypoExpander`` over the word's window of the term table, loaded in one statement.
+    /// Terms (or, for a prefix, term prefixes) within `edits` of `word`, fewest edits first, from the word's
+    /// window of the term table, loaded in one statement: a word's measured term by term as SQLite measures its
+    /// own window (``EditDistanceScan``), a prefix's walked as a trie (``TypoExpander``).
     func expansions(of word: String, isPrefix: Bool, edits: Int, limit: Int) async throws(PostgresIndexError) -> [TypoExpansion] {
         guard edits > 0, let window = TermWindow(word: word, isPrefix: isPrefix, edits: edits) else { return [] }
         var parameters = StatementParameters()
@@ -49,6 +50,11 @@ extension PostgresSearch {
         if !window.cuts { conditions.append("char_length(term) <= \(longest)") }
         let terms = try await query("SELECT DISTINCT left(term, \(longest)) FROM searchlight_terms WHERE \(conditions.joined(separator: " AND "))", parameters)
             .map { row throws(PostgresIndexError) in try PostgresIndex.decode(row, as: String.self) }
+        guard isPrefix else {
+            var scan = EditDistanceScan(word: word, maximumEdits: edits)
+            for var term in terms { term.withUTF8 { scan.add($0) } }
+            return TypoExpansion.ranked(scan.found, word: Array(word.unicodeScalars), isPrefix: false, limit: limit)
+        }
         var expander = TypoExpander(terms: PackedTerms(terms))
         do { return try expander.expansions(of: word, isPrefix: isPrefix, maximumEdits: edits, limit: limit) } catch {
             throw .server(message: "the typo walk failed: \(error)", sqlState: nil)

@@ -1,8 +1,8 @@
 import Foundation
 
-/// Terms held in memory in byte order, packed in one buffer: the window of PostgreSQL's terms a walk can reach
-/// (``TermWindow``), probed by binary search, where a probe of the database would be a round trip. A probe
-/// compares a dozen short byte strings in one buffer.
+/// Terms held in memory in byte order, packed in one buffer: the window of PostgreSQL's terms a prefix's walk
+/// can reach (``TermWindow``), probed by binary search, where a probe of the database would be a round trip. A
+/// probe compares a dozen short byte strings in one buffer.
 package struct PackedTerms: TermSource {
     /// Where a term's bytes lie in the buffer, and its first eight bytes as a big-endian number (zeros after
     /// a shorter term): most comparisons end there, without reading the buffer.
