@@ -118,8 +118,9 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        // Test helper: one scratch folder per test process, removed at exit.
-        .target(name: "TestScratch", path: "Tests/TestScratch"),
+        // Test helpers: one scratch folder per test process, removed at exit; a trait that runs waiting tests
+        // on threads of their own (SearchIndex's thread executor).
+        .target(name: "TestScratch", dependencies: ["SearchIndex"], path: "Tests/TestScratch"),
         .testTarget(
             name: "CoreDataStoreTests",
             dependencies: ["TestScratch", "CoreDataStore", "CoreDataStoreWriter", "SeededRandom", .product(name: "GRDB", package: "GRDB.swift")]),

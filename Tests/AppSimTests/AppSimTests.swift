@@ -6,7 +6,7 @@ import Testing
 import TestScratch
 
 /// Runs the built `appsim` and checks what it wrote through the store reader.
-@Suite("appsim and the Places Corpus", .serialized)
+@Suite("appsim and the Places Corpus", .serialized, .ownThread)
 struct AppSimTests {
     static let projectRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let corpus = projectRoot.appendingPathComponent("Corpus")

@@ -7,7 +7,7 @@ import SearchIndex
 import Testing
 import TestScratch
 
-@Suite("The exporter")
+@Suite("The exporter", .ownThread)
 struct ExporterTests {
     let directory: URL = {
         let url = Scratch.folder.appendingPathComponent("exporter-\(UUID().uuidString)")

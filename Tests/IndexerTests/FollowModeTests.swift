@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 import TestScratch
 
-@Suite("Follow mode: file notifications and debouncing")
+@Suite("Follow mode: file notifications and debouncing", .ownThread)
 struct FollowModeTests {
     let directory: URL = {
         let url = Scratch.folder.appendingPathComponent("follow-mode-\(UUID().uuidString)")

@@ -6,10 +6,11 @@ import GRDB
 import SearchIndex
 import Synchronization
 import Testing
+import TestScratch
 
 /// The service an app embeds: several stores into one index, typed events, stop and restart, reindexing,
 /// item producers, registered functions and stalls.
-@Suite("IndexingService")
+@Suite("IndexingService", .ownThread)
 struct IndexingServiceTests {
     /// A store in `folder` holding `count` places named `<prefix><n>`.
     static func store(_ name: String, in folder: URL, prefix: String, count: Int = 10) throws -> (path: String, writer: StoreWriter, ids: [ManagedObjectID]) {

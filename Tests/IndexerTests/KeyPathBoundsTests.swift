@@ -4,6 +4,7 @@ import Foundation
 @testable import Indexer
 import SearchIndex
 import Testing
+import TestScratch
 
 /// Key paths reach every object once per hop, and an item carries a bounded number of values.
 @Suite("Key-path fan-out")
@@ -39,7 +40,7 @@ struct KeyPathBoundsTests {
 }
 
 /// A follower never writes on into an index file that was deleted or replaced under it.
-@Suite("Index replaced under a follower")
+@Suite("Index replaced under a follower", .ownThread)
 struct IndexReplacedTests {
     @Test("deleted, then replaced: follow stops with an error naming what happened", arguments: ["deleted", "replaced"])
     func indexGone(how: String) async throws {

@@ -3,9 +3,10 @@ import Foundation
 import Indexer
 import SearchIndex
 import Testing
+import TestScratch
 
 /// The README's library example, as written there, on a copy of an Apple-written store.
-@Suite("The README's library example")
+@Suite("The README's library example", .ownThread)
 struct LibraryExampleTests {
     static let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("README.md")

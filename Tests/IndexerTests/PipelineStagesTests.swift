@@ -4,11 +4,12 @@ import Foundation
 import SearchIndex
 import Synchronization
 import Testing
+import TestScratch
 @testable import Indexer
 
 /// The exporter's stages as tasks: blocking work on threads of their own, the producer awaited, cancellation
 /// between batches.
-@Suite("Pipeline stages")
+@Suite("Pipeline stages", .ownThread)
 struct PipelineStagesTests {
     /// The name of the stage whose thread runs the caller, "" off any stage's thread.
     static func threadName() -> String { ThreadExecutor.currentName ?? "" }

@@ -258,7 +258,7 @@ struct RealStoreExportTests {
 
 /// The first history layout (macOS 10.13: no `ATRANSACTIONSTRING`, strings inline) is followed like the
 /// current one: saves written the way Core Data 851 wrote them reach the index through history.
-@Suite("Following the first history layout", .enabled(if: realStoresAvailable, "../shared/fixtures/real-stores is absent"))
+@Suite("Following the first history layout", .enabled(if: realStoresAvailable, "../shared/fixtures/real-stores is absent"), .ownThread)
 struct FirstHistoryLayoutFollowTests {
     @Test("an insert and a delete saved by a 10.13-era app are indexed from history, while following")
     func followsFirstLayout() async throws {

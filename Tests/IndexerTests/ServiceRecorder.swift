@@ -1,5 +1,6 @@
 import Foundation
 @testable import Indexer
+import SearchIndex
 import Synchronization
 
 /// An ``IndexingService`` under test, with every event it sent since the recorder was made.
@@ -16,7 +17,11 @@ final class ServiceRecorder: Sendable {
         self.service = service
         let stream = service.events
         let log = log
-        reader = Task { for await event in stream { log.events.withLock { $0.append(event) } } }
+        // On a thread of its own: a recorder on the cooperative pool missed a follower's events while tests
+        // that block held every thread of the pool.
+        reader = ThreadExecutor.detachedTask(named: "service recorder") {
+            for await event in stream { log.events.withLock { $0.append(event) } }
+        }
     }
 
     /// Records the events of a service on `indexPath` following `stores`.

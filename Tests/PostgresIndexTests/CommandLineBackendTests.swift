@@ -5,7 +5,7 @@ import TestScratch
 
 /// `searchctl` with `--index postgres://…` (or `SEARCHCTL_INDEX`) as a person uses it: a store indexed into
 /// PostgreSQL and into an SQLite file prints the same searches, dump and resolved objects.
-@Suite("searchctl on PostgreSQL", .serialized)
+@Suite("searchctl on PostgreSQL", .serialized, .ownThread)
 struct CommandLineBackendTests {
     struct Output {
         var status: Int32

@@ -8,7 +8,7 @@ import TestScratch
 
 /// The same Corpus items in an SQLite index and in PostgreSQL: every search answers the same hits, in the
 /// same order, with the same scores and distances.
-@Suite("PostgreSQL and SQLite answer alike", .serialized)
+@Suite("PostgreSQL and SQLite answer alike", .serialized, .ownThread)
 struct CrossBackendTests {
     static let store = "7A1B2C3D-0000-4000-8000-00000000C0DE"
 

@@ -12,7 +12,7 @@ import TestScratch
 /// concurrently; the exporters are killed with SIGKILL at random moments and the server itself crashes
 /// and restarts mid-batch. Afterwards each store's items in the database equal the store: nothing
 /// missing, duplicated or stale, and item for item what an SQLite index of the same store holds.
-@Suite("Exporters into PostgreSQL under SIGKILL and server crashes", .serialized)
+@Suite("Exporters into PostgreSQL under SIGKILL and server crashes", .serialized, .ownThread)
 struct ExporterCrashTests {
     static let projectRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let corpusModel = projectRoot.appendingPathComponent("Corpus/Places.xcdatamodeld").path

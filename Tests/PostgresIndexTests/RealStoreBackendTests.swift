@@ -14,7 +14,7 @@ private let realStoresAvailable = FileManager.default.fileExists(atPath: realSto
 /// Apple-written stores, exported with zero configuration into an SQLite index, then written item for item
 /// into PostgreSQL: the two answer the words, prefixes and phrases of the stores' own display names alike
 /// (the same hits in the same order, the same scores).
-@Suite("Real stores on both backends", .enabled(if: realStoresAvailable, "../shared/fixtures/real-stores is absent"), .serialized)
+@Suite("Real stores on both backends", .enabled(if: realStoresAvailable, "../shared/fixtures/real-stores is absent"), .serialized, .ownThread)
 struct RealStoreBackendTests {
     static let stores: [(folder: String, file: String)] = [
         ("openhouse__osxphotos__Photos-10.15.7", "Photos.sqlite"),

@@ -4,9 +4,10 @@ import Foundation
 import PostgresNIO
 import SearchIndex
 import Testing
+import TestScratch
 
 /// One writer per store, enforced by the database; every batch with its checkpoint, exactly once.
-@Suite("PostgreSQL writers", .serialized)
+@Suite("PostgreSQL writers", .serialized, .ownThread)
 struct WriterTests {
     static func item(_ store: String, _ key: Int, _ name: String) -> IndexedItem {
         IndexedItem(uri: "x-coredata://\(store)/Thing/p\(key)", entity: "Thing", displayName: name, latitude: 10, longitude: Double(key % 180))

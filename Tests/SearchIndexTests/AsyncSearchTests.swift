@@ -3,9 +3,10 @@ import Foundation
 import Synchronization
 @testable import SearchIndex
 import Testing
+import TestScratch
 
 /// The async pairs of search, count, dump and explain, and parallel reads on a read-only index.
-@Suite("Async and parallel search")
+@Suite("Async and parallel search", .ownThread)
 struct AsyncSearchTests {
     let path: String
 

@@ -4,7 +4,7 @@ import Testing
 import SeededRandom
 import TestScratch
 
-@Suite("Crash atomicity, for real")
+@Suite("Crash atomicity, for real", .ownThread)
 struct CrashTests {
     static let helper: URL = {
         let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("index-crash-helper")
@@ -57,7 +57,7 @@ struct CrashTests {
     }
 }
 
-@Suite("Readers beside a writer")
+@Suite("Readers beside a writer", .ownThread)
 struct ConcurrencyTests {
     @Test("searches and status in other connections always see whole batches while a writer commits")
     func readersBesideWriter() throws {

@@ -6,7 +6,7 @@ import Testing
 import TestScratch
 
 /// What people type works, and what scripts read is complete or an error.
-@Suite("searchctl: what people type, what scripts get")
+@Suite("searchctl: what people type, what scripts get", .ownThread)
 struct CommandLineTruthTests {
     /// A store with places on both sides of the equator and of Greenwich, indexed.
     static func southernStore() throws -> String {

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TestScratch
 
-@Suite("searchctl index --follow")
+@Suite("searchctl index --follow", .ownThread)
 struct FollowTests {
     @Test("saves become findable while following; SIGTERM exits 0")
     func follow() throws {

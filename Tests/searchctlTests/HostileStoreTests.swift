@@ -1,11 +1,12 @@
 import Foundation
 import GRDB
 import Testing
+import TestScratch
 
 /// Stores whose bookkeeping, metadata or history hold values of the wrong type, or that lack what
 /// Core Data always writes: every command answers with a documented exit code and one line, never a
 /// signal and never exit 70.
-@Suite("Hostile stores", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)))
+@Suite("Hostile stores", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)), .ownThread)
 struct HostileStoreTests {
     static let mutations: [String] = [
         "UPDATE Z_PRIMARYKEY SET Z_SUPER = 'x' WHERE Z_ENT = 2",
@@ -87,7 +88,7 @@ struct HostileStoreTests {
 }
 
 /// An index damaged by hand or by a disk: every reading command answers with exit 65 and "rebuild it", never a signal.
-@Suite("Damaged indexes", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)))
+@Suite("Damaged indexes", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)), .ownThread)
 struct DamagedIndexTests {
     @Test("wrong-typed values in the index's tables", arguments: [
         "UPDATE items SET entity = x'00'", "UPDATE items SET rank = 'high'", "UPDATE items SET latitude = 'north'",

@@ -5,7 +5,7 @@ import Testing
 import TestScratch
 
 /// `searchctl index` end to end on the Apple-written stores: rebuilds announced and correct, progress.
-@Suite("searchctl index: rebuilds and progress", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)))
+@Suite("searchctl index: rebuilds and progress", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)), .ownThread)
 struct IndexCommandTests {
     /// URI → display name of every item, through `searchctl dump`.
     func dump(_ store: String) throws -> [String: String] {

@@ -6,7 +6,7 @@ import TestScratch
 
 /// Kills `searchctl index` with SIGKILL at random moments while an app keeps saving, then checks that the
 /// index equals the store: nothing missing, duplicated or stale.
-@Suite("searchctl index under SIGKILL")
+@Suite("searchctl index under SIGKILL", .ownThread)
 struct IndexCrashTests {
     final class Flag: @unchecked Sendable {
         // Safe: every access holds `lock`.

@@ -6,7 +6,7 @@ import TestScratch
 
 /// Every command's output shape, for scripts (uris, json, jsonl) and for people (table, text), on a small
 /// store of real places written by the project's writer with the Corpus model.
-@Suite("searchctl output: formats, widths, colour, usage errors")
+@Suite("searchctl output: formats, widths, colour, usage errors", .ownThread)
 struct OutputTests {
     static let places: [(name: String, alternate: String, latitude: Double, longitude: Double, population: Int64)] = [
         ("Yokohama", "横浜,요코하마", 35.44778, 139.6425, 3_574_443),

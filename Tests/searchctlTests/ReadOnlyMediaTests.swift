@@ -7,7 +7,7 @@ import TestScratch
 /// Root reads through any permission, so as root the tests run searchctl as `nobody` with setpriv.
 private let canRunReadOnly = getuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
-@Suite("Stores on read-only media", .enabled(if: CLI.fixturesAvailable && canRunReadOnly, Comment(rawValue: CLI.skipMessage)))
+@Suite("Stores on read-only media", .enabled(if: CLI.fixturesAvailable && canRunReadOnly, Comment(rawValue: CLI.skipMessage)), .ownThread)
 struct ReadOnlyMediaTests {
     nonisolated static let realStores = CLI.stores.deletingLastPathComponent().appendingPathComponent("real-stores")
     static let photos = realStores.appendingPathComponent("openhouse__osxphotos__Photos-10.15.7")
@@ -101,7 +101,7 @@ struct ReadOnlyMediaTests {
 }
 
 /// The command line on a real Photos library: many-to-many and ordered relationships resolve.
-@Suite("A real Photos library from the command line", .enabled(if: FileManager.default.fileExists(atPath: ReadOnlyMediaTests.photos.path), Comment(rawValue: CLI.skipMessage)))
+@Suite("A real Photos library from the command line", .enabled(if: FileManager.default.fileExists(atPath: ReadOnlyMediaTests.photos.path), Comment(rawValue: CLI.skipMessage)), .ownThread)
 struct PhotosLibraryTests {
     @Test("index, dump, then resolve every item through stdin: exit 0, one object per URI, albums list their assets in order")
     func resolveEverything() throws {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
+import TestScratch
 
-@Suite("searchctl index and search: error paths")
+@Suite("searchctl index and search: error paths", .ownThread)
 struct SearchErrorTests {
     @Test("every bad input gets its exit code and one line that says what to do", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)))
     func errors() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestScratch
 
-@Suite("searchctl model, history and resolve", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)))
+@Suite("searchctl model, history and resolve", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)), .ownThread)
 struct StoreCommandsTests {
     static let uuid = "C9CB0B35-ED6A-4042-BE5C-1B911AC00B2A"
 

@@ -1,10 +1,11 @@
 import Foundation
 import GRDB
 import Testing
+import TestScratch
 
 /// Files planted where Searchlight writes never make it write elsewhere, and data never reaches the
 /// terminal as control sequences.
-@Suite("Planted files and hostile text", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)))
+@Suite("Planted files and hostile text", .enabled(if: CLI.fixturesAvailable, Comment(rawValue: CLI.skipMessage)), .ownThread)
 struct UnsafeFileTests {
     func victim(in folder: URL) throws -> URL {
         let victim = folder.appendingPathComponent("victim.txt")
