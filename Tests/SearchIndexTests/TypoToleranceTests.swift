@@ -219,8 +219,8 @@ struct TypoToleranceTests {
         #expect(windowsRead > 50, "\(windowsRead) windows read")
     }
 
-    @Test("an index of schema 15 gains the typo dictionary's window index when opened for writing; readers ask for that first")
-    func windowIndexMigration() throws {
+    @Test("an index of schema 16 gains the typo dictionary's chunked windows when opened for writing; readers ask for that first")
+    func windowMigration() throws {
         let (index, words) = try Self.crowdedIndex(seed: 9)
         let path = index.path
         // A long word two edits from one of the index's: expanded through its window.
@@ -230,21 +230,132 @@ struct TypoToleranceTests {
         typed[7] = typed[7] == "a" ? "b" : "a"
         let request = SearchRequest(query: String(String.UnicodeScalarView(typed)), limit: 50)
         let before = try index.search(request).hits.map(\.uri)
+        // What schema 16 had: one index row per term.
         try index.write { db in
-            try db.execute(sql: "DROP INDEX item_terms_by_window")
-            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v16'")
-            try db.execute(sql: "PRAGMA user_version = 15")
+            try db.execute(sql: "DROP TABLE term_windows")
+            try db.execute(sql: """
+                CREATE INDEX item_terms_by_window ON item_terms (substr(term, 1, 1), length(term), term)
+                WHERE length(term) >= \(TermDictionary.shortestWindowed)
+                """)
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v17'")
+            try db.execute(sql: "PRAGMA user_version = 16")
         }
         #expect(throws: SearchIndexError.needsUpgrade(path: path)) { try SearchIndex(path: path, mode: .readOnly) }
         let reopened = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
-        let (version, windowed) = try reopened.read { db in
+        let (version, oldIndex) = try reopened.read { db in
             (try Int.fetchOne(db, sql: "PRAGMA user_version"),
              try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'item_terms_by_window')"))
         }
-        #expect(version == 16)
-        #expect(windowed == true)
+        #expect(version == 17)
+        #expect(oldIndex == false)
+        try Self.expectWholeWindows(reopened)
         #expect(!before.isEmpty)
         #expect(try reopened.search(request).hits.map(\.uri) == before)
+    }
+
+    /// Checks that the windows' chunks hold exactly the dictionary's terms of window length, each chunk in
+    /// byte order under its own key, none empty or past capacity; returns how many chunks there are.
+    @discardableResult
+    static func expectWholeWindows(_ index: SearchIndex, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+        let (dictionary, rows) = try index.read { db in
+            (try Data.fetchAll(db, sql: "SELECT CAST(term AS BLOB) FROM item_terms ORDER BY term").map { [UInt8]($0) },
+             try Row.fetchAll(db, sql: "SELECT first, length, low, terms FROM term_windows ORDER BY first, length, low"))
+        }
+        var held: [[UInt8]] = []
+        for row in rows {
+            let first: Data = row[0], length: Int = row[1], low: Data = row[2], bytes: Data = row[3]
+            let chunk = try bytes.withUnsafeBytes { try TermWindowChunk(decoding: $0) }
+            #expect(!chunk.terms.isEmpty && chunk.terms.count <= TermWindowChunk.capacity, "\(chunk.terms.count) terms", sourceLocation: sourceLocation)
+            #expect(chunk.terms.first == [UInt8](low), sourceLocation: sourceLocation)
+            #expect(zip(chunk.terms, chunk.terms.dropFirst()).allSatisfy { $0.lexicographicallyPrecedes($1) }, sourceLocation: sourceLocation)
+            for term in chunk.terms {
+                let key = TermDictionary.windowKey(of: term)
+                #expect(key?.first == [UInt8](first) && key?.length == length, "\(String(decoding: term, as: UTF8.self))", sourceLocation: sourceLocation)
+            }
+            held += chunk.terms
+        }
+        // In the rows' order (first, length, low), the terms of one key follow one another: compare as sets of the
+        // dictionary's window-length terms, each held once.
+        let expected = dictionary.filter { TermDictionary.windowKey(of: $0) != nil }
+        #expect(held.count == Set(held).count, "a term in two chunks", sourceLocation: sourceLocation)
+        #expect(Set(held) == Set(expected), "\(held.count) terms in chunks, \(expected.count) in the dictionary", sourceLocation: sourceLocation)
+        return rows.count
+    }
+
+    @Test("terms added batch by batch in random order fill chunks that split as they grow, and windows read from them walk as the B-tree does; a refill writes the same terms")
+    func windowChunksGrow() throws {
+        var generator = SeededGenerator(seed: 77)
+        // Few letters, so that a first letter and a length hold hundreds of terms: chunks fill and split.
+        let alphabet = Array("abcé".unicodeScalars)
+        let words = Array(Set((0..<4_000).map { _ in
+            String(String.UnicodeScalarView((0..<Int.random(in: 7...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" }))
+        }))
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("chunks.searchindex").path, mode: .readWrite(permissions: nil))
+        var start = 0, batch = 0
+        while start < words.count {
+            // Batches of 1 to 400 words: a term may come before every chunk of its key, or land in a full one.
+            let end = min(words.count, start + Int.random(in: 1...400, using: &generator))
+            let items = words[start..<end].enumerated().map { IndexFixtures.item(start + $0.offset, $0.element) }
+            batch += 1
+            try index.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(Int64(batch))))
+            if batch % 5 == 0 { try Self.expectWholeWindows(index) }
+            start = end
+        }
+        let chunks = try Self.expectWholeWindows(index)
+        let (terms, keys) = try index.read { db in
+            (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item_terms WHERE length(term) >= 7") ?? 0,
+             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM (SELECT DISTINCT first, length FROM term_windows)") ?? 0)
+        }
+        // Chunks split (more chunks than keys), and a split leaves two halves: at most one chunk per key is less
+        // than half full.
+        #expect(chunks > keys)
+        #expect(chunks <= keys + terms / (TermWindowChunk.capacity / 2), "\(chunks) chunks, \(keys) keys, \(terms) terms")
+        var compared = 0
+        for word in words.shuffled(using: &generator).prefix(150) {
+            var typed = Array(word.unicodeScalars)
+            typed[Int.random(in: 1..<typed.count, using: &generator)] = alphabet.randomElement(using: &generator) ?? "a"
+            if Bool.random(using: &generator) { typed.insert("b", at: Int.random(in: 1..<typed.count, using: &generator)) }
+            let token = String(String.UnicodeScalarView(typed))
+            guard TypoPlan.allowedEdits(for: token) == 2 else { continue }
+            let (all, window) = try index.read { db in
+                var expander = TypoExpander(db)
+                expander.dictionary.seekLimit = .max
+                return (try expander.expansions(of: token, isPrefix: false, maximumEdits: 2, limit: .max),
+                        try TermDictionary.windowMatches(of: token, edits: 2, db: db))
+            }
+            let matches = try #require(window, "\(token)")
+            #expect(TypoExpansion.ranked(matches, word: typed, isPrefix: false, limit: .max) == all, "\(token)")
+            compared += 1
+        }
+        #expect(compared > 50)
+        // A refill (a rebuild's end) writes full chunks of the same terms.
+        try index.write { db in try TermDictionary.refresh(db) }
+        #expect(try Self.expectWholeWindows(index) <= chunks)
+    }
+
+    @Test("a chunk's bytes: terms round-trip in order, long ones included; cut or overlong counts are damage, not a crash")
+    func windowChunkBytes() throws {
+        var generator = SeededGenerator(seed: 5)
+        for _ in 0..<200 {
+            let terms = Set((0..<Int.random(in: 0...70, using: &generator)).map { _ in
+                (0..<Int.random(in: 0...300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            }).sorted { $0.lexicographicallyPrecedes($1) }
+            let bytes = TermWindowChunk(terms: terms).encoded
+            #expect(try bytes.withUnsafeBytes { try TermWindowChunk(decoding: $0) }.terms == terms)
+            // Cut anywhere inside a term or its count: damage (a cut between terms is a shorter chunk).
+            guard !bytes.isEmpty else { continue }
+            let cut = Int.random(in: 0..<bytes.count, using: &generator)
+            if let terms = try? bytes[..<cut].withUnsafeBytes({ try TermWindowChunk(decoding: $0) }).terms {
+                #expect(TermWindowChunk(terms: terms).encoded == Array(bytes[..<cut]))
+            }
+        }
+        // A count past the row, and a count that never ends.
+        #expect(throws: TermWindowChunk.Damage.self) { try [UInt8]([5, 1, 2]).withUnsafeBytes { try TermWindowChunk(decoding: $0) } }
+        #expect(throws: TermWindowChunk.Damage.self) { try [UInt8](repeating: 0xFF, count: 12).withUnsafeBytes { try TermWindowChunk(decoding: $0) } }
+        var chunk = TermWindowChunk(terms: [Array("alpha".utf8), Array("gamma".utf8)])
+        let added = chunk.insert(Array("beta".utf8)), addedAgain = chunk.insert(Array("gamma".utf8))
+        #expect(added && !addedAgain)
+        #expect(chunk.terms == ["alpha", "beta", "gamma"].map { Array($0.utf8) })
     }
 
     @Test("exact matches always outrank typo matches, whatever their rank; every exact hit is kept")
@@ -365,14 +476,14 @@ struct TypoToleranceTests {
             try TermLeaders.refresh(db, minimumDocuments: minimum, listingPrefixes: false, refillingDictionary: true)
             return try String.fetchAll(db, sql: "SELECT term FROM leader_terms ORDER BY term")
         }
-        let (vocabulary, dictionary, windowed) = try index.read { db in
+        let (vocabulary, dictionary) = try index.read { db in
             (try Row.fetchAll(db, sql: "SELECT term, doc FROM items_vocab").map { (row: Row) -> (String, Int) in (row[0], row[1]) },
-             try String.fetchAll(db, sql: "SELECT term FROM item_terms ORDER BY term"),
-             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'item_terms_by_window')"))
+             try String.fetchAll(db, sql: "SELECT term FROM item_terms ORDER BY term"))
         }
+        let windowed = try Self.expectWholeWindows(index)
         // The dictionary: exactly the vocabulary's terms of four letters or more, the deleted items' gone.
         #expect(dictionary == vocabulary.map(\.0).filter { $0.unicodeScalars.count >= TermDictionary.minimumLength }.sorted())
-        #expect(windowed == true)
+        #expect(windowed > 0)
         // The keys: words held by `minimum` rows or more, and prefixes (whole scalars, at most the longest
         // listed bytes) whose terms' rows add up to that many, counted by brute force.
         var prefixSums: [String: Int] = [:]

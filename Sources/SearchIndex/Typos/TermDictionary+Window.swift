@@ -1,44 +1,154 @@
+import Foundation
 import GRDB
 import GRDBSQLite
 
-/// The window of the index's terms that a walk for one word can reach, read at once (schema 16).
+/// The window of the index's terms that a walk for one word can reach, read at once: the dictionary's terms
+/// by first character and length, in chunks (schema 17).
 extension TermDictionary {
     /// The shortest term a window holds: two edits from a word of ``TypoPlan/twoEditLength`` letters. Only
     /// two-edit walks read windows (a one-edit walk makes a few hundred probes); the index leaves shorter
     /// terms out, a third of them.
     static let shortestWindowed = TypoPlan.twoEditLength - 2
 
-    /// The index schema 16 adds: terms by first character and length, so that a window is a few range reads.
+    /// The table schema 17 adds: the dictionary's terms of ``shortestWindowed`` characters or more, by first
+    /// character (its UTF-8 bytes) and length in characters (SQLite's `length`), in chunks of terms in byte
+    /// order (``TermWindowChunk``), each keyed by its first term. It holds exactly those terms of
+    /// `item_terms`: the writer adds each new term to its chunk in the transaction that adds it there, and a
+    /// refill writes both anew.
     static let windowSchema = """
-        CREATE INDEX IF NOT EXISTS item_terms_by_window ON item_terms (substr(term, 1, 1), length(term), term)
-        WHERE length(term) >= \(shortestWindowed)
+        CREATE TABLE IF NOT EXISTS term_windows (
+            first BLOB NOT NULL, length INTEGER NOT NULL, low BLOB NOT NULL, terms BLOB NOT NULL,
+            PRIMARY KEY (first, length, low)) WITHOUT ROWID
         """
 
     /// The terms within `edits` of `word` (not a prefix), with their edits, the word itself among them if it is
     /// a term; nil for a window reaching shorter terms than the index holds. The window (terms with the word's
-    /// first letter, never taken for a typo, and a length within the edits: ``TermWindow``) is read from
-    /// `item_terms_by_window` one run per length and measured as it is read (``EditDistanceScan``): exactly
-    /// what a walk of every term finds. `Manocalzati` within two edits: 11,505 terms, where the walk made
-    /// 7,950 B-tree seeks.
+    /// first letter, never taken for a typo, and a length within the edits: ``TermWindow``) is read one chunk
+    /// per row and measured in place (``EditDistanceScan``): exactly what a walk of every term finds.
+    /// `Sangoleng` within two edits: 27,216 terms in 427 rows (at 939,632 places), where one row per term cost
+    /// 1.2 ms of SQLite steps.
     static func windowMatches(of word: String, edits: Int, db: Database) throws -> [[Unicode.Scalar]: Int]? {
         guard let window = TermWindow(word: word, isPrefix: false, edits: edits), window.shortest >= shortestWindowed else { return nil }
-        // The index's own condition, word for word: SQLite uses a partial index only for a query that repeats it.
-        // Its order is the index's (no sort): by length, then by term, so that a term shares most of its prefix
-        // with the one before.
+        // By length, then by term: a term shares most of its prefix with the one before.
         let statement = try db.cachedStatement(sql: """
-            SELECT term FROM item_terms INDEXED BY item_terms_by_window
-            WHERE substr(term, 1, 1) = ? AND length(term) BETWEEN ? AND ? AND length(term) >= \(shortestWindowed)
-            ORDER BY length(term), term
+            SELECT terms FROM term_windows WHERE first = ? AND length BETWEEN ? AND ? ORDER BY length, low
             """)
-        try statement.setArguments([String(window.first), window.shortest, window.longest])
+        try statement.setArguments([Data(String(window.first).utf8), window.shortest, window.longest])
         let handle = statement.sqliteStatement
         defer { sqlite3_reset(handle) }
         var scan = EditDistanceScan(word: word, maximumEdits: edits)
         while try SQLiteCall.step(handle, db: db) {
-            // A term is never NULL: NULL here is SQLite out of memory.
-            guard let text = sqlite3_column_text(handle, 0) else { throw DatabaseError(resultCode: .SQLITE_NOMEM) }
-            scan.add(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0))))
+            let count = Int(sqlite3_column_bytes(handle, 0))
+            // An empty chunk is never written; a NULL pointer for a non-empty one is SQLite out of memory.
+            guard count > 0 else { continue }
+            guard let bytes = sqlite3_column_blob(handle, 0) else { throw DatabaseError(resultCode: .SQLITE_NOMEM) }
+            do {
+                try TermWindowChunk.forEachTerm(in: UnsafeRawBufferPointer(start: bytes, count: count)) { scan.add($0) }
+            } catch {
+                throw SearchIndexError.notAnIndex(path: "", detail: "its typo dictionary is damaged")
+            }
         }
         return scan.found
+    }
+
+    /// The first character (its UTF-8 bytes, as SQLite's `substr(term, 1, 1)` cuts it) and the length in
+    /// characters (as SQLite's `length` counts them: bytes that do not continue a character) of a term,
+    /// or nil for a term too short for windows.
+    static func windowKey(of term: some Collection<UInt8>) -> (first: [UInt8], length: Int)? {
+        var first: [UInt8] = [], length = 0
+        for byte in term {
+            let continues = byte & 0xC0 == 0x80
+            if !continues { length += 1 }
+            if length == 1 { first.append(byte) }
+        }
+        return length >= shortestWindowed ? (first, length) : nil
+    }
+
+    /// Adds terms new to `item_terms` to their chunks; a full chunk splits in two.
+    static func addToWindows(_ terms: [[UInt8]], db: Database) throws {
+        guard !terms.isEmpty else { return }
+        let containing = try db.cachedStatement(sql: """
+            SELECT low, terms FROM term_windows WHERE first = ? AND length = ? AND low <= ? ORDER BY low DESC LIMIT 1
+            """)
+        let following = try db.cachedStatement(sql: "SELECT low, terms FROM term_windows WHERE first = ? AND length = ? ORDER BY low LIMIT 1")
+        let delete = try db.cachedStatement(sql: "DELETE FROM term_windows WHERE first = ? AND length = ? AND low = ?")
+        for term in terms {
+            guard let (first, length) = windowKey(of: term) else { continue }
+            let key: StatementArguments = [Data(first), length]
+            // The chunk whose range holds the term; before the first chunk of its key, that chunk, keyed anew.
+            var low: Data, chunk: TermWindowChunk
+            if let row = try Row.fetchOne(containing, arguments: key + [Data(term)]) {
+                low = row[0]
+                chunk = try self.chunk(row)
+            } else if let row = try Row.fetchOne(following, arguments: key) {
+                low = row[0]
+                chunk = try self.chunk(row)
+                try delete.execute(arguments: key + [low])
+                low = Data(term)
+            } else {
+                low = Data(term)
+                chunk = TermWindowChunk(terms: [])
+            }
+            guard chunk.insert(term) else { continue }
+            try writeChunk(chunk, first: first, length: length, replacing: low, db: db)
+        }
+    }
+
+    /// Writes `chunk` as the row keyed `low` (replacing it), split in two halves when it is past capacity.
+    private static func writeChunk(_ chunk: TermWindowChunk, first: [UInt8], length: Int, replacing low: Data, db: Database) throws {
+        let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO term_windows (first, length, low, terms) VALUES (?, ?, ?, ?)")
+        guard chunk.terms.count > TermWindowChunk.capacity else {
+            try upsert.execute(arguments: [Data(first), length, low, Data(chunk.encoded)])
+            return
+        }
+        let half = chunk.terms.count / 2
+        try upsert.execute(arguments: [Data(first), length, low, Data(TermWindowChunk(terms: Array(chunk.terms[..<half])).encoded)])
+        try upsert.execute(arguments: [Data(first), length, Data(chunk.terms[half]), Data(TermWindowChunk(terms: Array(chunk.terms[half...])).encoded)])
+    }
+
+    private static func chunk(_ row: Row) throws -> TermWindowChunk {
+        let bytes: Data = row[1]
+        do {
+            return try bytes.withUnsafeBytes { raw throws(TermWindowChunk.Damage) in try TermWindowChunk(decoding: raw) }
+        } catch {
+            throw SearchIndexError.notAnIndex(path: "", detail: "its typo dictionary is damaged")
+        }
+    }
+
+    /// Writes every chunk anew from `item_terms`, read once in byte order: a first character's terms are
+    /// one run of it, so only that run's terms are held at a time (`s`: some 50,000 at 939,632 places).
+    static func rebuildWindows(_ db: Database) throws {
+        // Made here too: migrations before schema 17 refill the dictionary.
+        try db.execute(sql: windowSchema)
+        try db.execute(sql: "DELETE FROM term_windows")
+        let insert = try db.cachedStatement(sql: "INSERT INTO term_windows (first, length, low, terms) VALUES (?, ?, ?, ?)")
+        var first: [UInt8] = [], byLength: [Int: [[UInt8]]] = [:]
+        func flush() throws {
+            for (length, terms) in byLength.sorted(by: { $0.key < $1.key }) {
+                var start = 0
+                while start < terms.count {
+                    let end = min(terms.count, start + TermWindowChunk.capacity)
+                    let chunk = TermWindowChunk(terms: Array(terms[start..<end]))
+                    try insert.execute(arguments: [Data(first), length, Data(terms[start]), Data(chunk.encoded)])
+                    start = end
+                }
+            }
+            byLength.removeAll(keepingCapacity: true)
+        }
+        let terms = try db.cachedStatement(sql: "SELECT CAST(term AS BLOB) FROM item_terms ORDER BY term")
+        let handle = terms.sqliteStatement
+        defer { sqlite3_reset(handle) }
+        while try SQLiteCall.step(handle, db: db) {
+            let count = Int(sqlite3_column_bytes(handle, 0))
+            guard count > 0, let bytes = sqlite3_column_blob(handle, 0) else { continue }
+            let term = UnsafeRawBufferPointer(start: bytes, count: count).assumingMemoryBound(to: UInt8.self)
+            guard let key = windowKey(of: term) else { continue }
+            if key.first != first {
+                try flush()
+                first = key.first
+            }
+            byLength[key.length, default: []].append(Array(term))
+        }
+        try flush()
     }
 }

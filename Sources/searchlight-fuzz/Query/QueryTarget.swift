@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 @testable import SearchIndex
 
-/// Fuzzes the query parser and typo tolerance, and checks what they promise: every string is a query FTS5
+/// Fuzzes the query parser and typo tolerance (and the typo dictionary's stored chunks), and checks what they promise: every string is a query FTS5
 /// accepts or a clean error, as typed and as you type; its typo expansions, ranked, are a query FTS5 accepts
 /// too; the dictionary walk never strays past its edits or off the word's first letter.
 ///
@@ -55,6 +55,14 @@ enum QueryTarget {
     }()
 
     static let target = FuzzTarget(name: "query", prepare: { _ = database; _ = index }) { data in
+        // The input as a stored window chunk (a damaged index's row): terms, or damage, never a crash; the terms
+        // encode back to the same bytes.
+        if let chunk = try? data.withUnsafeBytes({ try TermWindowChunk(decoding: $0) }), chunk.encoded != Array(data) {
+            // A count written longer than it needs (LEB128 with trailing zero groups) decodes the same: only a
+            // canonical encoding must round-trip.
+            let again = try? chunk.encoded.withUnsafeBytes { try TermWindowChunk(decoding: $0) }
+            guard again == chunk else { fatalError("a chunk of \(data.count) bytes does not survive encoding: \(chunk.terms)") }
+        }
         let query = String(decoding: data, as: UTF8.self)
         // As typed and as you type (the last word a prefix): both must give FTS5 a valid expression.
         for lastWordIsPrefix in [false, true] {
