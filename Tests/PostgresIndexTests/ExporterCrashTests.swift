@@ -142,7 +142,7 @@ struct ExporterCrashTests {
             let exporters = try apps.enumerated().map { position, app in
                 try Self.startExporter(store: app.path, index: url, log: folder.appendingPathComponent("exporter-\(position).log"))
             }
-            usleep(UInt32.random(in: 100_000...700_000) * stretch)
+            try await Task.sleep(nanoseconds: UInt64.random(in: 100_000_000...700_000_000) * UInt64(stretch))
             if round % 5 == 2 {
                 // The server crashes mid-batch (SIGQUIT: immediate shutdown, recovery at the next start).
                 cluster.stop(signal: SIGQUIT)

@@ -19,6 +19,11 @@ struct OwnThreadTraitTests {
         #expect(ThreadExecutor.currentName == "test asynchronous()")
     }
 
+    @Test("a test marked again inside a marked suite keeps its one slot and thread", .ownThread)
+    func markedTwice() {
+        #expect(ThreadExecutor.currentName == "test markedTwice()")
+    }
+
     @Test("each case of a parameterized test gets a thread", arguments: [1, 2])
     func parameterized(_ value: Int) {
         #expect(ThreadExecutor.currentName == "test parameterized(_:)")

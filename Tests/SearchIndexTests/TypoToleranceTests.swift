@@ -257,10 +257,15 @@ struct TypoToleranceTests {
     /// byte order under its own key, none empty or past capacity; returns how many chunks there are.
     @discardableResult
     static func expectWholeWindows(_ index: SearchIndex, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+        // The keys as SQLite cuts and counts them (the terms are well-formed): not through the function under test.
         let (dictionary, rows) = try index.read { db in
-            (try Data.fetchAll(db, sql: "SELECT CAST(term AS BLOB) FROM item_terms ORDER BY term").map { [UInt8]($0) },
+            (try Row.fetchAll(db, sql: """
+                SELECT CAST(term AS BLOB), CAST(substr(term, 1, 1) AS BLOB), length(term) FROM item_terms
+                WHERE length(term) >= \(TermDictionary.shortestWindowed)
+                """).map { row -> (term: [UInt8], first: [UInt8], length: Int) in ([UInt8](row[0] as Data), [UInt8](row[1] as Data), row[2]) },
              try Row.fetchAll(db, sql: "SELECT first, length, low, terms FROM term_windows ORDER BY first, length, low"))
         }
+        let keys = Dictionary(uniqueKeysWithValues: dictionary.map { ($0.term, ($0.first, $0.length)) })
         var held: [[UInt8]] = []
         for row in rows {
             let first: Data = row[0], length: Int = row[1], low: Data = row[2], bytes: Data = row[3]
@@ -269,14 +274,14 @@ struct TypoToleranceTests {
             #expect(chunk.terms.first == [UInt8](low), sourceLocation: sourceLocation)
             #expect(zip(chunk.terms, chunk.terms.dropFirst()).allSatisfy { $0.lexicographicallyPrecedes($1) }, sourceLocation: sourceLocation)
             for term in chunk.terms {
-                let key = TermDictionary.windowKey(of: term)
-                #expect(key?.first == [UInt8](first) && key?.length == length, "\(String(decoding: term, as: UTF8.self))", sourceLocation: sourceLocation)
+                let key = keys[term]
+                #expect(key?.0 == [UInt8](first) && key?.1 == length, "\(String(decoding: term, as: UTF8.self))", sourceLocation: sourceLocation)
             }
             held += chunk.terms
         }
         // In the rows' order (first, length, low), the terms of one key follow one another: compare as sets of the
         // dictionary's window-length terms, each held once.
-        let expected = dictionary.filter { TermDictionary.windowKey(of: $0) != nil }
+        let expected = dictionary.map(\.term)
         #expect(held.count == Set(held).count, "a term in two chunks", sourceLocation: sourceLocation)
         #expect(Set(held) == Set(expected), "\(held.count) terms in chunks, \(expected.count) in the dictionary", sourceLocation: sourceLocation)
         return rows.count
@@ -331,6 +336,32 @@ struct TypoToleranceTests {
         // A refill (a rebuild's end) writes full chunks of the same terms.
         try index.write { db in try TermDictionary.refresh(db) }
         #expect(try Self.expectWholeWindows(index) <= chunks)
+    }
+
+    @Test("terms handed to the windows in any order, twice over, before a key's first chunk, or past the most added one by one, leave them whole")
+    func windowsTakeAnyOrder() throws {
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("chunk-order.searchindex").path, mode: .readWrite(permissions: nil))
+        var generator = SeededGenerator(seed: 91)
+        func words(_ count: Int, letters: String) -> [[UInt8]] {
+            let alphabet = Array(letters.unicodeScalars)
+            return (0..<count).map { _ in
+                Array(String(String.UnicodeScalarView((0..<Int.random(in: 7...9, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "m" })).utf8)
+            }
+        }
+        // Late letters first, then early ones (before every chunk of their key), shuffled, with repeats; then more
+        // than are added one by one.
+        for batch in [words(300, letters: "mnoж"), words(300, letters: "abmж"), words(TermDictionary.mostAddedTerms + 500, letters: "abcdmnoж")] {
+            let handed = (batch + batch.prefix(50)).shuffled(using: &generator)
+            try index.write { db in
+                for term in handed { try db.execute(sql: "INSERT OR IGNORE INTO item_terms (term) VALUES (?)", arguments: [String(decoding: term, as: UTF8.self)]) }
+                try TermDictionary.addToWindows(handed, db: db)
+            }
+            try Self.expectWholeWindows(index)
+        }
+        // A damaged chunk is refused by the reader and the writer, not trapped on.
+        try index.write { db in try db.execute(sql: "UPDATE term_windows SET terms = 42") }
+        #expect(throws: (any Error).self) { try index.read { db in try TermDictionary.windowMatches(of: "mnomnomno", edits: 2, db: db) } }
+        #expect(throws: (any Error).self) { try index.write { db in try TermDictionary.addToWindows([Array("mnomnomnx".utf8)], db: db) } }
     }
 
     @Test("a chunk's bytes: terms round-trip in order, long ones included; cut or overlong counts are damage, not a crash")
@@ -534,6 +565,8 @@ struct TypoToleranceTests {
         #expect(try terms() == ["lisboa", "tagus", "estuary"])
         try index.removeStore(uuid: "STORE-A")
         #expect(try terms().isEmpty)
+        // The windows go with the terms (a window of the old terms would spend expansion slots on nothing).
+        #expect(try Self.expectWholeWindows(index) == 0)
         // A first export fills the dictionary once, with the batch that ends it.
         func exporting(_ token: Int64, done: Bool) -> StoreCheckpoint {
             StoreCheckpoint(storeUUID: "STORE-B", storePath: "/tmp/STORE-B.sqlite", token: token, exportState: done ? nil : "first export")

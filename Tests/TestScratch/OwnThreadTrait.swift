@@ -23,14 +23,19 @@ public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
 
     /// Waits for a slot without holding a thread, then runs the case in its task on a new thread.
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        // Applied twice (a suite's and its test's own): the outer scope holds the slot and the thread.
+        guard !Self.isInside else { return try await function() }
         await Self.slots.acquire()
         defer { Self.slots.release() }
         // The case stays in its task (task-locals, so issues are attributed to it), on the executor's thread;
         // a nonisolated body, synchronous or not, runs there.
         try await ThreadExecutor.withExecutor(named: "test \(test.name)") { executor in
-            try await withTaskExecutorPreference(executor) { try await function() }
+            try await withTaskExecutorPreference(executor) { try await Self.$isInside.withValue(true) { try await function() } }
         }
     }
+
+    /// Whether the current task runs inside this trait's scope: a second slot taken there could wait forever.
+    @TaskLocal static var isInside = false
 
     /// Twice the cores, at least four: waiting tests mostly sleep.
     static let slots = Slots(count: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))

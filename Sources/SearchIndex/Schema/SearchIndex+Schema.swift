@@ -175,10 +175,8 @@ extension SearchIndex {
         migrator.registerMigration("v16") { db in
             // The typo dictionary by first character and length: a two-edit walk reads the window of terms it can
             // reach at once and probes it in memory (see TermDictionary+Window).
-            try db.execute(sql: """
-                CREATE INDEX IF NOT EXISTS item_terms_by_window ON item_terms (substr(term, 1, 1), length(term), term)
-                WHERE length(term) >= \(TermDictionary.shortestWindowed)
-                """)
+            // (An index of the dictionary by first character and length, which schema 17 replaced at once with
+            // term_windows: not made on the way there.)
         }
         migrator.registerMigration("v17") { db in
             // The typo dictionary's windows in chunks of terms: a window is a few hundred rows, where the index

@@ -38,10 +38,11 @@ extension TermDictionary {
         defer { sqlite3_reset(handle) }
         var scan = EditDistanceScan(word: word, maximumEdits: edits)
         while try SQLiteCall.step(handle, db: db) {
-            let count = Int(sqlite3_column_bytes(handle, 0))
+            // The pointer first, then its size (SQLite's advice: a conversion would change the size).
+            let bytes = sqlite3_column_blob(handle, 0), count = Int(sqlite3_column_bytes(handle, 0))
             // An empty chunk is never written; a NULL pointer for a non-empty one is SQLite out of memory.
             guard count > 0 else { continue }
-            guard let bytes = sqlite3_column_blob(handle, 0) else { throw DatabaseError(resultCode: .SQLITE_NOMEM) }
+            guard let bytes else { throw DatabaseError(resultCode: .SQLITE_NOMEM) }
             do {
                 try TermWindowChunk.forEachTerm(in: UnsafeRawBufferPointer(start: bytes, count: count)) { scan.add($0) }
             } catch {
@@ -51,38 +52,47 @@ extension TermDictionary {
         return scan.found
     }
 
-    /// The first character (its UTF-8 bytes, as SQLite's `substr(term, 1, 1)` cuts it) and the length in
-    /// characters (as SQLite's `length` counts them: bytes that do not continue a character) of a term,
-    /// or nil for a term too short for windows.
+    /// The first scalar (its UTF-8 bytes) and the length in scalars of a term, as ``TermWindow`` and the scan
+    /// read a word (ill-formed bytes as U+FFFD, as Swift decodes them), or nil for a term too short for windows.
     static func windowKey(of term: some Collection<UInt8>) -> (first: [UInt8], length: Int)? {
-        var first: [UInt8] = [], length = 0
-        for byte in term {
-            let continues = byte & 0xC0 == 0x80
-            if !continues { length += 1 }
-            if length == 1 { first.append(byte) }
+        // Most terms are ASCII: a byte a scalar.
+        if term.allSatisfy({ $0 < 0x80 }) {
+            guard term.count >= shortestWindowed, let first = term.first else { return nil }
+            return ([first], term.count)
         }
-        return length >= shortestWindowed ? (first, length) : nil
+        var first: Unicode.Scalar?, length = 0
+        _ = transcode(term.makeIterator(), from: UTF8.self, to: UTF32.self, stoppingOnError: false) { scalar in
+            if first == nil { first = Unicode.Scalar(scalar) }
+            length += 1
+        }
+        guard length >= shortestWindowed, let first else { return nil }
+        return (Array(String(first).utf8), length)
     }
 
-    /// Adds terms new to `item_terms` to their chunks; a full chunk splits in two.
+    /// The most new terms added chunk by chunk (see ``addToWindows(_:db:)``).
+    static let mostAddedTerms = 20_000
+
+    /// Adds terms new to `item_terms` to their chunks, in any order; a full chunk splits in two.
     static func addToWindows(_ terms: [[UInt8]], db: Database) throws {
         guard !terms.isEmpty else { return }
+        // Past this many, writing every chunk anew in one pass costs less than a chunk rewritten per term.
+        guard terms.count <= mostAddedTerms else { return try rebuildWindows(db) }
         let containing = try db.cachedStatement(sql: """
             SELECT low, terms FROM term_windows WHERE first = ? AND length = ? AND low <= ? ORDER BY low DESC LIMIT 1
             """)
         let following = try db.cachedStatement(sql: "SELECT low, terms FROM term_windows WHERE first = ? AND length = ? ORDER BY low LIMIT 1")
         let delete = try db.cachedStatement(sql: "DELETE FROM term_windows WHERE first = ? AND length = ? AND low = ?")
+        let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO term_windows (first, length, low, terms) VALUES (?, ?, ?, ?)")
+        defer { releaseArguments(of: [containing, following, delete, upsert]) }
         for term in terms {
             guard let (first, length) = windowKey(of: term) else { continue }
             let key: StatementArguments = [Data(first), length]
             // The chunk whose range holds the term; before the first chunk of its key, that chunk, keyed anew.
             var low: Data, chunk: TermWindowChunk
             if let row = try Row.fetchOne(containing, arguments: key + [Data(term)]) {
-                low = row[0]
-                chunk = try self.chunk(row)
+                (low, chunk) = try self.chunk(row)
             } else if let row = try Row.fetchOne(following, arguments: key) {
-                low = row[0]
-                chunk = try self.chunk(row)
+                (low, chunk) = try self.chunk(row)
                 try delete.execute(arguments: key + [low])
                 low = Data(term)
             } else {
@@ -90,13 +100,12 @@ extension TermDictionary {
                 chunk = TermWindowChunk(terms: [])
             }
             guard chunk.insert(term) else { continue }
-            try writeChunk(chunk, first: first, length: length, replacing: low, db: db)
+            try writeChunk(chunk, first: first, length: length, replacing: low, with: upsert)
         }
     }
 
     /// Writes `chunk` as the row keyed `low` (replacing it), split in two halves when it is past capacity.
-    private static func writeChunk(_ chunk: TermWindowChunk, first: [UInt8], length: Int, replacing low: Data, db: Database) throws {
-        let upsert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO term_windows (first, length, low, terms) VALUES (?, ?, ?, ?)")
+    private static func writeChunk(_ chunk: TermWindowChunk, first: [UInt8], length: Int, replacing low: Data, with upsert: Statement) throws {
         guard chunk.terms.count > TermWindowChunk.capacity else {
             try upsert.execute(arguments: [Data(first), length, low, Data(chunk.encoded)])
             return
@@ -106,22 +115,33 @@ extension TermDictionary {
         try upsert.execute(arguments: [Data(first), length, Data(chunk.terms[half]), Data(TermWindowChunk(terms: Array(chunk.terms[half...])).encoded)])
     }
 
-    private static func chunk(_ row: Row) throws -> TermWindowChunk {
-        let bytes: Data = row[1]
+    /// Clears the last arguments cached statements keep: a chunk's bytes would stay referenced by the
+    /// statement cache until the connection closes (through an enum payload LeakSanitizer does not scan:
+    /// the fuzz targets reported them as leaks).
+    private static func releaseArguments(of statements: [Statement]) {
+        for statement in statements { statement.setUncheckedArguments([]) }
+    }
+
+    /// A row's key and chunk; a value of another type than a blob (a damaged index) is refused, not trapped on.
+    private static func chunk(_ row: Row) throws -> (low: Data, chunk: TermWindowChunk) {
+        let damaged = SearchIndexError.notAnIndex(path: "", detail: "its typo dictionary is damaged")
+        guard case .blob(let low) = (row[0] as DatabaseValue).storage, case .blob(let bytes) = (row[1] as DatabaseValue).storage else { throw damaged }
         do {
-            return try bytes.withUnsafeBytes { raw throws(TermWindowChunk.Damage) in try TermWindowChunk(decoding: raw) }
+            return (low, try bytes.withUnsafeBytes { raw throws(TermWindowChunk.Damage) in try TermWindowChunk(decoding: raw) })
         } catch {
-            throw SearchIndexError.notAnIndex(path: "", detail: "its typo dictionary is damaged")
+            throw damaged
         }
     }
 
     /// Writes every chunk anew from `item_terms`, read once in byte order: a first character's terms are
-    /// one run of it, so only that run's terms are held at a time (`s`: some 50,000 at 939,632 places).
+    /// one run of it, so only that run's terms are held at a time (`s`: some 50,000 at 939,632 places). (Terms
+    /// starting with ill-formed bytes, a damaged index's, share U+FFFD across runs: their chunks are appended to.)
     static func rebuildWindows(_ db: Database) throws {
         // Made here too: migrations before schema 17 refill the dictionary.
         try db.execute(sql: windowSchema)
         try db.execute(sql: "DELETE FROM term_windows")
         let insert = try db.cachedStatement(sql: "INSERT INTO term_windows (first, length, low, terms) VALUES (?, ?, ?, ?)")
+        defer { releaseArguments(of: [insert]) }
         var first: [UInt8] = [], byLength: [Int: [[UInt8]]] = [:]
         func flush() throws {
             for (length, terms) in byLength.sorted(by: { $0.key < $1.key }) {
@@ -139,8 +159,8 @@ extension TermDictionary {
         let handle = terms.sqliteStatement
         defer { sqlite3_reset(handle) }
         while try SQLiteCall.step(handle, db: db) {
-            let count = Int(sqlite3_column_bytes(handle, 0))
-            guard count > 0, let bytes = sqlite3_column_blob(handle, 0) else { continue }
+            let bytes = sqlite3_column_blob(handle, 0), count = Int(sqlite3_column_bytes(handle, 0))
+            guard count > 0, let bytes else { continue }
             let term = UnsafeRawBufferPointer(start: bytes, count: count).assumingMemoryBound(to: UInt8.self)
             guard let key = windowKey(of: term) else { continue }
             if key.first != first {

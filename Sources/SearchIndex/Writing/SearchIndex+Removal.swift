@@ -24,7 +24,7 @@ extension SearchIndex {
             try db.execute(sql: """
                 INSERT INTO items_fts (items_fts) VALUES ('delete-all');
                 DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo; DELETE FROM rebuild_marks; DELETE FROM item_attributes;
-                DELETE FROM item_terms; DELETE FROM shown_values; DELETE FROM stores WHERE id = \(storeID);
+                DELETE FROM item_terms; DELETE FROM term_windows; DELETE FROM shown_values; DELETE FROM stores WHERE id = \(storeID);
                 """)
             try TermLeaders.forgetAll(db)
             return count
