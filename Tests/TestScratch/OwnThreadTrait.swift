@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// Runs each test of a suite on a thread of its own instead of a thread of Swift's cooperative pool, with at
-/// most a few such tests at once.
+/// most one such test per core at once.
 ///
 /// The pool has one thread per core: two on the CI machine. A test that waits on a child process, a
 /// semaphore or a sleep holds its thread for as long as it waits, and two of them starved every async test
@@ -37,8 +37,9 @@ public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
     /// Whether the current task runs inside this trait's scope: a second slot taken there could wait forever.
     @TaskLocal static var isInside = false
 
-    /// Twice the cores, at least four: waiting tests mostly sleep.
-    static let slots = Slots(count: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+    /// One per core, at least two, as many as the pool's threads were: four on two cores let searches of the
+    /// debug build pass their 10 s time limit in CI, beside the pool's own tests and the child processes.
+    static let slots = Slots(count: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
     /// A counting semaphore whose waiters suspend rather than block.
     final class Slots: Sendable {
@@ -80,7 +81,7 @@ public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
 }
 
 extension Trait where Self == OwnThreadTrait {
-    /// Each test runs on a thread of its own, a few at once (``OwnThreadTrait``): for tests that wait on
+    /// Each test runs on a thread of its own, one per core at once (``OwnThreadTrait``): for tests that wait on
     /// processes, semaphores or sleeps, or that bound how long something takes.
     public static var ownThread: Self { OwnThreadTrait() }
 }
