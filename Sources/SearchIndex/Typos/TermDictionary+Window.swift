@@ -10,9 +10,9 @@ extension TermDictionary {
     /// terms out, a third of them.
     static let shortestWindowed = TypoPlan.twoEditLength - 2
 
-    /// The table schema 17 adds: the dictionary's terms of ``shortestWindowed`` characters or more, by first
-    /// character (its UTF-8 bytes) and length in characters (SQLite's `length`), in chunks of terms in byte
-    /// order (``TermWindowChunk``), each keyed by its first term. It holds exactly those terms of
+    /// The table schema 17 adds: the dictionary's terms of ``shortestWindowed`` scalars or more, by first
+    /// scalar (its UTF-8 bytes) and length in scalars (``windowKey(of:)``), in chunks of terms in byte order
+    /// (``TermWindowChunk``), each keyed by its first term. It holds exactly those terms of
     /// `item_terms`: the writer adds each new term to its chunk in the transaction that adds it there, and a
     /// refill writes both anew.
     static let windowSchema = """
@@ -46,7 +46,7 @@ extension TermDictionary {
             do {
                 try TermWindowChunk.forEachTerm(in: UnsafeRawBufferPointer(start: bytes, count: count)) { scan.add($0) }
             } catch {
-                throw SearchIndexError.notAnIndex(path: "", detail: "its typo dictionary is damaged")
+                throw damagedWindows
             }
         }
         return scan.found
@@ -115,6 +115,9 @@ extension TermDictionary {
         try upsert.execute(arguments: [Data(first), length, Data(chunk.terms[half]), Data(TermWindowChunk(terms: Array(chunk.terms[half...])).encoded)])
     }
 
+    /// What a chunk that is not one says (the path is filled in by the caller's error mapping): rebuild the index.
+    private static var damagedWindows: SearchIndexError { .notAnIndex(path: "", detail: "its typo dictionary is damaged") }
+
     /// Clears the last arguments cached statements keep: a chunk's bytes would stay referenced by the
     /// statement cache until the connection closes (through an enum payload LeakSanitizer does not scan:
     /// the fuzz targets reported them as leaks).
@@ -124,12 +127,13 @@ extension TermDictionary {
 
     /// A row's key and chunk; a value of another type than a blob (a damaged index) is refused, not trapped on.
     private static func chunk(_ row: Row) throws -> (low: Data, chunk: TermWindowChunk) {
-        let damaged = SearchIndexError.notAnIndex(path: "", detail: "its typo dictionary is damaged")
-        guard case .blob(let low) = (row[0] as DatabaseValue).storage, case .blob(let bytes) = (row[1] as DatabaseValue).storage else { throw damaged }
+        guard case .blob(let low) = (row[0] as DatabaseValue).storage, case .blob(let bytes) = (row[1] as DatabaseValue).storage else {
+            throw damagedWindows
+        }
         do {
             return (low, try bytes.withUnsafeBytes { raw throws(TermWindowChunk.Damage) in try TermWindowChunk(decoding: raw) })
         } catch {
-            throw damaged
+            throw damagedWindows
         }
     }
 
