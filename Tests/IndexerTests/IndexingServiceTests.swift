@@ -290,6 +290,24 @@ struct IndexingServiceTests {
         #expect(!service.isRunning)
     }
 
+    @Test("a reindex asked as a run ends (the run took its last requests) is served by a run of its own, not refused")
+    func reindexAsRunEnds() async throws {
+        let folder = try TestFolder.make("service-reindex-end")
+        let a = try Self.store("A.sqlite", in: folder, prefix: "alpha")
+        let indexPath = folder.appendingPathComponent("A.searchindex").path
+        let service = IndexingService(indexPath: indexPath, stores: [.init(path: a.path)])
+        #expect(try await service.catchUp().first?.inserted == 10)
+        // A run that has taken its last requests but not yet ended: the window a CI machine's load once hit.
+        let control = try await service.begin(follows: false)
+        _ = control.close()
+        let reindex = Task { try await service.reindex(uris: [a.ids[4].uriRepresentation]) }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        service.end(control, error: nil, announce: false)
+        let served = try await reindex.value
+        #expect(served.count == 1 && served[0].unchanged + served[0].updated == 1, "\(served)")
+        #expect(!service.isRunning)
+    }
+
     @Test("deleteIndex stops the service and removes its stores' items; the file goes with the last store; start exports anew")
     func deleteIndex() async throws {
         let (a, b, indexPath) = try Self.twoStores("service-delete")

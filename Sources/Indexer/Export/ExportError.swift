@@ -18,7 +18,8 @@ public enum ExportError: Error, Sendable, CustomStringConvertible {
     case duplicateStore(uuid: String, indexedPath: String, path: String)
     /// The service already runs: a catch-up is under way (or it follows its stores, for a catch-up).
     case alreadyRunning
-    /// The service's run ended before it served a request (a reindex); call again.
+    /// A run ended before it served a request (``IndexingService/reindex(uris:)`` then serves it by a run of
+    /// its own, so callers do not see this).
     case stopped
     /// One store was given twice: two names of one file, or a copy of it (same store UUID).
     case storeGivenTwice(path: String, other: String, sameFile: Bool)

@@ -24,7 +24,8 @@ extension IndexingService {
     /// Builds the items of the objects named by `uris` (`x-coredata://<store>/<Entity>/p<n>`) again from their
     /// stores as they are now: objects gone, or left out by an ``ItemProducer``, lose their items.
     ///
-    /// While the service runs, its task does it between batches; otherwise the index is opened for it.
+    /// While the service runs, its task does it between batches; otherwise (or when the run ends before taking
+    /// it) the index is opened for it.
     /// - Throws: ``ExportError/store(_:)`` for a malformed URI, ``ExportError/unknownStore(uuid:)`` for one
     ///   of a store the service does not index.
     @discardableResult
@@ -40,6 +41,9 @@ extension IndexingService {
                         continuation.resume(throwing: ExportError.stopped)
                     }
                 }
+            } catch ExportError.stopped {
+                // The run was ending as the request came (it took its last requests, or stopped before serving
+                // them): served below, by a run of its own once that one has ended, rather than refused.
             } catch {
                 throw ExportError(error)
             }
@@ -111,7 +115,7 @@ extension IndexingService {
 
     /// The control of the run under way, if one is.
     func runningControl() -> RunControl? {
-        state.withLock { $0.control.flatMap { $0.isStopRequested ? nil : $0 } }
+        state.withLock { $0.control.flatMap { $0.isEnding ? nil : $0 } }
     }
 
     /// Starts `body` as a run's task, on a thread of its own: its SQLite work and file waits block that thread,

@@ -152,7 +152,7 @@ public final class IndexingService: Sendable {
     ///
     /// - Parameter rebuild: Write every store's items again from scratch before following.
     public func start(rebuild: Bool = false) throws(ExportError) {
-        if let current = state.withLock({ $0.control }), !current.isStopRequested {
+        if let current = state.withLock({ $0.control }), !current.isEnding {
             guard current.follows else { throw .alreadyRunning }
             return
         }
@@ -180,8 +180,9 @@ public final class IndexingService: Sendable {
         while true {
             let (control, previous) = tryBegin(follows: follows)
             if let control { return control }
-            // A run between its last batch and its end: wait for it. A live one is another caller's.
-            guard let previous, previous.isStopRequested else { throw .alreadyRunning }
+            // A run between its last batch (or its last requests) and its end: wait for it. A live one is another
+            // caller's.
+            guard let previous, previous.isEnding else { throw .alreadyRunning }
             previous.waitUntilFinished()
         }
     }
@@ -191,7 +192,7 @@ public final class IndexingService: Sendable {
         while true {
             let (control, previous) = tryBegin(follows: follows)
             if let control { return control }
-            guard let previous, previous.isStopRequested else { throw .alreadyRunning }
+            guard let previous, previous.isEnding else { throw .alreadyRunning }
             await waitUntilStopped()
         }
     }

@@ -29,6 +29,9 @@ final class RunControl: Sendable {
 
     var isStopRequested: Bool { state.withLock { $0.stopRequested } }
 
+    /// Whether the run takes no more work: asked to stop, or past its last requests (between those and its end).
+    var isEnding: Bool { state.withLock { $0.stopRequested || $0.closed } }
+
     /// Asks the run to stop after the batch in hand: cancels its task and wakes its thread if it waits.
     func requestStop() {
         let (monitor, cancel) = state.withLock { state in
