@@ -170,6 +170,9 @@ public final class SearchIndex: Sendable {
         case .SQLITE_NOTADB: return .notAnIndex(path: path, detail: "not an SQLite database")
         case .SQLITE_CORRUPT: return .notAnIndex(path: path, detail: "the file is damaged")
         case .SQLITE_BUSY, .SQLITE_LOCKED: return .busy(path: path)
+        case .SQLITE_ERROR where ["no such table", "no such column", "no such index"].contains(where: { error.message?.hasPrefix($0) == true }):
+            // The schema version said what the file holds and it does not: a table dropped by hand or a tool.
+            return .notAnIndex(path: path, detail: "it is damaged: \(error.message ?? "a table is missing")")
         default: return .database(path: path, message: error.message ?? "\(error.resultCode)")
         }
     }

@@ -94,6 +94,8 @@ struct DamagedIndexTests {
         "UPDATE items SET entity = x'00'", "UPDATE items SET rank = 'high'", "UPDATE items SET latitude = 'north'",
         "UPDATE items SET display_name = 3.5", "UPDATE item_texts SET text = x'ff'", "UPDATE stores SET token = 'x'",
         "UPDATE stores SET updated_at = 'yesterday'", "UPDATE stores SET path = 7", "UPDATE stores SET token_timestamp = 'noon'",
+        // Tables a tool dropped, and the typo dictionary's chunks overwritten (read by `interestng`, a typo of a term in them).
+        "DROP TABLE term_windows", "DROP TABLE leader_terms", "UPDATE term_windows SET terms = x'ff'", "UPDATE term_windows SET low = 7",
     ])
     func damaged(mutation: String) throws {
         let store = try CLI.copyStore("SampleModel2_V1")
@@ -102,7 +104,7 @@ struct DamagedIndexTests {
         let queue = try DatabaseQueue(path: index)
         try queue.write { db in try db.execute(sql: mutation) }
         try queue.close()
-        for arguments in [["dump"], ["status"], ["search", "title"], ["search", "title", "--format", "table"], ["explain", "title"],
+        for arguments in [["dump"], ["status"], ["search", "title"], ["search", "title", "--format", "table"], ["explain", "title"], ["search", "interestng"],
                           ["resolve", "--index", index, "x-coredata://C9CB0B35-ED6A-4042-BE5C-1B911AC00B2A/Book/p1"], ["index", "--store", store]] {
             let result = try CLI.run(arguments.contains("--index") || arguments[0] == "index" ? arguments : arguments + ["--index", index])
             #expect(!result.signaled, "\(mutation) → \(arguments): \(result.stderr)")
