@@ -299,6 +299,38 @@ struct TermLeadersTests {
         #expect(try Self.expectSamePages(index, "prefixes listed while idle") > 40)
     }
 
+    @Test("an export's end registers the terms between the two minimums stale, lists those above, and upkeep lists the rest")
+    func lessFrequentTermsListedWhileIdle() throws {
+        let index = try PreparedItemTests.newIndex("leaders-registered")
+        try index.apply(IndexBatch(prepared: Self.items(0..<3_000, seed: 67).map(PreparedItem.init), checkpoint: IndexFixtures.checkpoint(1)))
+        let documents = try index.read { db in
+            try Dictionary(uniqueKeysWithValues: Self.words.map { ($0, try Int.fetchOne(db, sql: "SELECT doc FROM items_vocab WHERE term = ?", arguments: [$0]) ?? 0) })
+        }
+        // Minimums that split the words three ways, by their counts read apart from the listing.
+        let counts = documents.values.sorted()
+        let registering = counts[2], minimum = counts[6]
+        #expect(counts[0] < registering && registering < minimum, "the words' counts \(counts) split")
+        try index.write { db in
+            try TermLeaders.refresh(db, minimumDocuments: minimum, registeringDocuments: registering, listingPrefixes: false)
+        }
+        let registered = Set(documents.filter { $0.value >= registering && $0.value < minimum }.keys)
+        let stale = try Self.staleTerms(index)
+        #expect(stale.filter { !Self.isPrefixKey($0) } == registered)
+        #expect(try Self.listedKeys(index).subtracting(stale).filter { !Self.isPrefixKey($0) && !TermLeaders.isPhrase($0) }
+                == Set(documents.filter { $0.value >= minimum }.keys))
+        let word = try #require(registered.first)
+        var request = SearchRequest(query: word, limit: 20)
+        request.typoTolerance = false
+        #expect(try !Self.usedList(index, request), "\(word) is registered, not listed")
+        try Self.expectSamePages(index, "terms registered")
+        while try index.maintain(budget: 10) {}
+        #expect(try Self.staleTerms(index).isEmpty)
+        #expect(try Self.listedKeys(index).filter { !Self.isPrefixKey($0) && !TermLeaders.isPhrase($0) }
+                == Set(documents.filter { $0.value >= registering }.keys))
+        #expect(try Self.usedList(index, request), "\(word) is listed while idle")
+        try Self.expectSamePages(index, "terms listed while idle")
+    }
+
     @Test("the prefixes registered are exactly those whose terms' documents add up to the minimum, counted apart")
     func candidatePrefixesMatchBruteForce() throws {
         // Names with multi-byte scalars: a prefix ends between scalars, never inside one.

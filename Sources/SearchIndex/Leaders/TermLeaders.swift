@@ -22,7 +22,9 @@ import GRDBSQLite
 /// item's static rank alone) marks every list. (A writer of a build before schema 9 that opened the file
 /// before a newer build migrated it marks nothing, and one before schema 13 never marks a phrase's list: run
 /// one build's writers at a time.) A first export or a
-/// rebuild lists the index's frequent terms when it ends (``refresh(_:minimumDocuments:listingPrefixes:)``);
+/// rebuild lists the index's frequent terms when it ends
+/// (``refresh(_:minimumDocuments:registeringDocuments:listingPrefixes:refillingDictionary:)``) and registers,
+/// stale, the terms of ``registeredDocuments`` rows or more;
 /// a follower lists stale terms again while idle, cheapest first, within a time budget
 /// (``refreshStale(_:budget:)``, through `IndexWriter.maintain(budget:)`).
 ///
@@ -35,8 +37,14 @@ import GRDBSQLite
 /// more, listed when the terms are. A phrase's list is watched through each of its tokens: a write holding
 /// any of them marks it stale, a superset of those that held the phrase.
 enum TermLeaders {
-    /// The fewest rows holding a term for it to be listed: below, scoring every row takes about a millisecond.
+    /// The fewest rows holding a term for it to be listed when an export ends: below, scoring every row takes
+    /// about a millisecond.
     static let minimumDocuments = 2_000
+    /// The fewest rows holding a term for it to be registered, stale, when an export ends, for an idle
+    /// follower to list: a word of 1,000–1,999 rows scored whole took 2.0–2.7 ms at 939,632 items (`Valley`,
+    /// `Beach`, `Point`), past a one-word page's 2 ms, but listing them all at the export's end would cost it
+    /// what listing the prefixes would.
+    static let registeredDocuments = 1_000
     /// The rows a list keeps: a page of 20 needs the 20th best to beat the best row left off.
     static let listedRows = 64
 
@@ -181,20 +189,25 @@ enum TermLeaders {
     /// times over: listing them all took a first export of the full Corpus from 8.7 s to 11 s.
     /// With `refillingDictionary`, the typo dictionary (``TermDictionary``) is refilled from the same pass over
     /// the vocabulary.
-    static func refresh(_ db: Database, minimumDocuments: Int = minimumDocuments, listingPrefixes: Bool,
-                        refillingDictionary: Bool = false) throws {
+    /// The terms held by `registeringDocuments` rows or more but fewer than `minimumDocuments` are registered
+    /// stale too, for the same follower.
+    static func refresh(_ db: Database, minimumDocuments: Int = minimumDocuments, registeringDocuments: Int = registeredDocuments,
+                        listingPrefixes: Bool, refillingDictionary: Bool = false) throws {
         // What this transaction wrote so far is what the new lists describe: its touches are spent.
         try saveTouched(db)
         try forgetAll(db)
         var candidates: [(key: String, documents: Int)] = []
+        let registering = Swift.min(registeringDocuments, minimumDocuments)
         if refillingDictionary {
-            try TermDictionary.refill(db) { keep in candidates = try candidateKeys(minimumDocuments: minimumDocuments, db: db, eachTerm: keep) }
+            try TermDictionary.refill(db) { keep in
+                candidates = try candidateKeys(minimumDocuments: minimumDocuments, minimumTermDocuments: registering, db: db, eachTerm: keep)
+            }
         } else {
-            candidates = try candidateKeys(minimumDocuments: minimumDocuments, db: db)
+            candidates = try candidateKeys(minimumDocuments: minimumDocuments, minimumTermDocuments: registering, db: db)
         }
         try withoutMemoryMap(db) {
             for (key, documents) in candidates {
-                if listingPrefixes || !token(ofKey: key).isPrefix {
+                if token(ofKey: key).isPrefix ? listingPrefixes : documents >= minimumDocuments {
                     try list(key, minimumDocuments: minimumDocuments, db: db)
                 } else {
                     try register(key, documents: documents, db: db)
@@ -290,12 +303,13 @@ enum TermLeaders {
             """).execute(arguments: [key, documents])
     }
 
-    /// The terms held by `minimumDocuments` rows or more, and the prefixes (whole scalars, at most
-    /// ``longestListedPrefix`` bytes) whose terms' document counts add up to that many: an upper bound on
-    /// the rows holding one of them, which listing counts exactly. One pass over the vocabulary, in
-    /// FTS5's byte order: a prefix's sum is complete when the terms move past it.
-    static func candidateKeys(minimumDocuments: Int, db: Database,
+    /// The terms held by `minimumTermDocuments` rows or more (by default `minimumDocuments`), and the
+    /// prefixes (whole scalars, at most ``longestListedPrefix`` bytes) whose terms' document counts add up to
+    /// `minimumDocuments`: an upper bound on the rows holding one of them, which listing counts exactly. One
+    /// pass over the vocabulary, in FTS5's byte order: a prefix's sum is complete when the terms move past it.
+    static func candidateKeys(minimumDocuments: Int, minimumTermDocuments: Int? = nil, db: Database,
                               eachTerm: (UnsafeBufferPointer<UInt8>) throws -> Void = { _ in }) throws -> [(key: String, documents: Int)] {
+        let minimumTermDocuments = minimumTermDocuments ?? minimumDocuments
         var keys: [(key: String, documents: Int)] = []
         // The open prefixes of the current term, shortest first: their byte lengths and sums so far.
         var open: [(length: Int, documents: Int)] = []
@@ -319,7 +333,7 @@ enum TermLeaders {
             let bytes = UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, 0)))
             let documents = Int(sqlite3_column_int64(handle, 1))
             try eachTerm(bytes)
-            if documents >= minimumDocuments, let key = key(token: String(decoding: bytes, as: UTF8.self), isPrefix: false) {
+            if documents >= minimumTermDocuments, let key = key(token: String(decoding: bytes, as: UTF8.self), isPrefix: false) {
                 keys.append((key, documents))
             }
             var common = 0
