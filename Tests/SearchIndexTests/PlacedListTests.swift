@@ -104,6 +104,45 @@ struct PlacedListTests {
         }
     }
 
+    @Test("a narrow region is walked from a placed list when it is dense (a city), left to the R-tree when sparse, exact either way")
+    func narrowDenseRegions() throws {
+        // Half the places within 5 km of one point, like a city's neighbourhoods; the rest anywhere.
+        var generator = SeededGenerator(seed: 47)
+        let items = TermLeadersTests.items(0..<3_000, seed: 47).enumerated().map { key, item in
+            var item = item
+            if key % 2 == 0 {
+                item.latitude = 48 + Double.random(in: -0.04...0.04, using: &generator)
+                item.longitude = 2 + Double.random(in: -0.06...0.06, using: &generator)
+            } else {
+                item.latitude = Double.random(in: -80...80, using: &generator)
+                item.longitude = Double.random(in: -180...180, using: &generator)
+            }
+            return item
+        }
+        let index = try TypoTiersTests.newIndex("placed-lists-narrow", items: items, listingPrefixes: true)
+        let regions: [(Double, Double, Double)] = [(48, 2, 20_000), (48.02, 2.03, 3_000), (48, 2, 200), (10, 100, 20_000), (-30, -60, 50_000)]
+        var plans: [String: Set<SearchPlan>] = [:]
+        for query in Self.queries {
+            for (latitude, longitude, radius) in regions {
+                for (limit, offset) in [(1, 0), (20, 7), (64, 0)] {
+                    var request = SearchRequest(query: query, near: try Coordinate(latitude: latitude, longitude: longitude), radius: radius,
+                                                limit: limit, offset: offset)
+                    request.typoTolerance = false
+                    let listed = try index.search(request)
+                    request.usesTermLeaders = false
+                    let full = try index.search(request)
+                    #expect(listed.hits.map(Self.describe) == full.hits.map(Self.describe), "\(query) within \(radius) m of \(latitude),\(longitude)")
+                    plans["\(latitude),\(longitude),\(radius)", default: []].insert(listed.plan)
+                }
+            }
+        }
+        // The city's 20 km and 3 km circles hold hundreds of places: walked from the lists. A circle of 200 m
+        // holds a handful, and the far ones none: the R-tree's plans, without a walk.
+        #expect(plans["48.0,2.0,20000.0"]?.contains(.placedList) == true)
+        #expect(plans["48.02,2.03,3000.0"]?.contains(.placedList) == true)
+        for key in ["48.0,2.0,200.0", "10.0,100.0,20000.0", "-30.0,-60.0,50000.0"] { #expect(plans[key]?.contains(.placedList) == false, "\(key)") }
+    }
+
     @Test("writes take placed lists out of use with their leader lists; listed again, they answer again")
     func staleAndListedAgain() throws {
         let items = Self.items(0..<2_000, seed: 43)
