@@ -93,6 +93,82 @@ struct TypoTiersTests {
         #expect(!explained.statements.contains { $0.arguments.description.contains("0:0 0:1 0:1") }, "the word and its expansions scored at once")
     }
 
+    @Test("within a region or nearest first, the rows of a word and its expansions from their complete placed lists are the page full scoring gives")
+    func placedRowsEqualFullScoring() throws {
+        // Half the places in two dense clusters, the rest anywhere; every tenth item has a twin at the same place
+        // (a distance tie) and every fifteenth one a few meters off.
+        var generator = SeededGenerator(seed: 77)
+        var items: [IndexedItem] = []
+        for var item in Self.items(0..<3_000, seed: 78) {
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0: break  // no place
+            case 1...4:
+                item.latitude = Double.random(in: -70...70, using: &generator)
+                item.longitude = Double.random(in: -180...180, using: &generator)
+            default:
+                let (latitude, longitude) = Bool.random(using: &generator) ? (48.0, 2.0) : (-33.0, 151.0)
+                item.latitude = latitude + Double.random(in: -0.5...0.5, using: &generator)
+                item.longitude = longitude + Double.random(in: -0.5...0.5, using: &generator)
+            }
+            items.append(item)
+            if items.count % 10 == 0 || items.count % 15 == 0 {
+                var twin = item
+                twin.uri += "t"
+                if items.count % 15 == 0 { twin.latitude = item.latitude.map { $0 + 2e-5 } }
+                items.append(twin)
+            }
+        }
+        let index = try Self.newIndex("tiers-placed-rows", items: items, listingPrefixes: true)
+        let regions: [(near: (Double, Double)?, radius: Double?, box: (Double, Double, Double, Double)?, sort: SearchRequest.Sort?)] = [
+            ((48, 2), 20_000, nil, nil), ((48.2, 2.1), 5_000, nil, .distance), ((-33, 151), 60_000, nil, nil), ((0, 0), 3_000_000, nil, nil),
+            ((48, 2), nil, nil, .distance), ((10, 100), nil, nil, .distance), ((-33, 151), 200_000, nil, .distance),
+            (nil, nil, (47, 1, 49, 3), nil), (nil, nil, (-40, 140, -30, 160), .distance), ((30, 30), 9_000_000, nil, .relevance),
+        ]
+        var placedRows = 0
+        for query in Self.queries + ["city", "saint*"] {
+            for region in regions {
+                for (limit, offset) in [(1, 0), (20, 0), (20, 7), (64, 0)] {
+                    var request = SearchRequest(query: query, limit: limit, offset: offset)
+                    request.near = try region.near.map { try Coordinate(latitude: $0.0, longitude: $0.1) }
+                    request.radius = region.radius
+                    request.boundingBox = try region.box.map { try BoundingBox(minLatitude: $0.0, minLongitude: $0.1, maxLatitude: $0.2, maxLongitude: $0.3) }
+                    request.sort = region.sort
+                    let listed = try index.search(request)
+                    request.usesTermLeaders = false
+                    let full = try index.search(request)
+                    #expect(listed.hits.map { "\($0.uri) \($0.score) \($0.typos) \($0.distance ?? -1)" }
+                            == full.hits.map { "\($0.uri) \($0.score) \($0.typos) \($0.distance ?? -1)" },
+                            "\(query) within \(region) limit \(limit) offset \(offset)")
+                    if listed.plan == .placedRows { placedRows += 1 }
+                }
+            }
+        }
+        // Not vacuous: most expanded words' regions come from their rows.
+        #expect(placedRows > 400, "\(placedRows) pages from placed rows")
+
+        // Lists that leave rows off (as a word's of more than 65,536 rows does), cut to their best ten with a true
+        // threshold: never taken for all of a word's rows.
+        try index.write { db in
+            for key in try String.fetchAll(db, sql: "SELECT term FROM leader_places WHERE chunk = 0 AND count > 10") {
+                let entries = try #require(try Data.fetchOne(db, sql: "SELECT entries FROM leader_places WHERE term = ? AND chunk = 0", arguments: [key]))
+                let size = TermLeaders.PlacedEntry.size
+                let threshold = entries.withUnsafeBytes { TermLeaders.PlacedEntry.read($0, at: 10).score }
+                try db.execute(sql: "DELETE FROM leader_places WHERE term = ? AND chunk > 0", arguments: [key])
+                try db.execute(sql: "UPDATE leader_places SET entries = ?, count = 10, threshold = ? WHERE term = ? AND chunk = 0",
+                               arguments: [entries.prefix(10 * size), Double(threshold), key])
+            }
+        }
+        for query in ["saint", "sainte", "siant", "city", "lakes"] {
+            for sort in [SearchRequest.Sort.relevance, .distance] {
+                var request = SearchRequest(query: query, near: try Coordinate(latitude: 48, longitude: 2), radius: 60_000, limit: 30)
+                request.sort = sort
+                let listed = try index.search(request).hits.map { "\($0.uri) \($0.score) \($0.distance ?? -1)" }
+                request.usesTermLeaders = false
+                #expect(listed == (try index.search(request).hits.map { "\($0.uri) \($0.score) \($0.distance ?? -1)" }), "\(query) by \(sort), lists cut")
+            }
+        }
+    }
+
     @Test("with a place, every plan scores with the lists' row counts exactly as counting the rows")
     func countedRowsScoreAsCounting() throws {
         var generator = SeededGenerator(seed: 75)

@@ -122,6 +122,9 @@ struct Search {
         if request.forcedPlan == nil, let page = try placedListPage(parsed) { return (page, .placedList) }
         // A word with typo expansions near a point: tier by tier, as the words alone are.
         if request.forcedPlan == nil, let page = try placedTierPage(parsed) { return (page, .textThenPlace) }
+        // A word with typo expansions (or alternatives) within a region, or nearest first: every row of them there,
+        // from their complete placed lists and FTS5.
+        if request.forcedPlan == nil, let page = try placedRowsPage(parsed) { return (page, .placedRows) }
         let plan: SearchPlan
         if let forced = request.forcedPlan {
             plan = forced
