@@ -28,6 +28,9 @@ struct QueryBenchmark: ParsableCommand {
     @Option(help: "An attribute to facet by.")
     var facet: String?
 
+    @Option(help: "Order: relevance or distance (with --near).")
+    var sort: String?
+
     @Option(help: "Hits per page.")
     var limit = 20
 
@@ -56,6 +59,10 @@ struct QueryBenchmark: ParsableCommand {
         request.facets = facet.map { [$0] } ?? []
         request.typoTolerance = !exact
         request.limit = limit
+        if let sort {
+            guard let order = SearchRequest.Sort(rawValue: sort) else { throw ValidationError("--sort: relevance or distance") }
+            request.sort = order
+        }
         if let plan {
             guard let forced = SearchPlan(rawValue: plan) else { throw ValidationError("--plan: one of text-then-place, place-then-text, intersection") }
             request.forcedPlan = forced

@@ -96,7 +96,7 @@ struct TypoTiersTests {
     @Test("within a region or nearest first, the rows of a word and its expansions from their complete placed lists are the page full scoring gives")
     func placedRowsEqualFullScoring() throws {
         // Half the places in two dense clusters, the rest anywhere; every tenth item has a twin at the same place
-        // (a distance tie) and every fifteenth one a few meters off.
+        // (a distance tie), whose URI comes first though it is read after, and every fifteenth one a few meters off.
         var generator = SeededGenerator(seed: 77)
         var items: [IndexedItem] = []
         for var item in Self.items(0..<3_000, seed: 78) {
@@ -110,11 +110,17 @@ struct TypoTiersTests {
                 item.latitude = latitude + Double.random(in: -0.5...0.5, using: &generator)
                 item.longitude = longitude + Double.random(in: -0.5...0.5, using: &generator)
             }
+            // A filter that leaves a third of the rows: nearest first, most rows read are left out.
+            item.attributes = ["tag": [.number(Double(items.count % 3))]]
             items.append(item)
             if items.count % 10 == 0 || items.count % 15 == 0 {
                 var twin = item
-                twin.uri += "t"
-                if items.count % 15 == 0 { twin.latitude = item.latitude.map { $0 + 2e-5 } }
+                if items.count % 15 == 0 {
+                    twin.uri += "t"
+                    twin.latitude = item.latitude.map { $0 + 2e-5 }
+                } else {
+                    twin.uri = twin.uri.replacingOccurrences(of: "/p", with: "/a")
+                }
                 items.append(twin)
             }
         }
@@ -127,8 +133,9 @@ struct TypoTiersTests {
         var placedRows = 0
         for query in Self.queries + ["city", "saint*"] {
             for region in regions {
-                for (limit, offset) in [(1, 0), (20, 0), (20, 7), (64, 0)] {
+                for (limit, offset, filter) in [(1, 0, nil), (20, 0, nil), (20, 7, "tag == 1"), (64, 0, nil), (30, 0, "tag == 2")] {
                     var request = SearchRequest(query: query, limit: limit, offset: offset)
+                    request.filter = filter
                     request.near = try region.near.map { try Coordinate(latitude: $0.0, longitude: $0.1) }
                     request.radius = region.radius
                     request.boundingBox = try region.box.map { try BoundingBox(minLatitude: $0.0, minLongitude: $0.1, maxLatitude: $0.2, maxLongitude: $0.3) }
@@ -138,7 +145,7 @@ struct TypoTiersTests {
                     let full = try index.search(request)
                     #expect(listed.hits.map { "\($0.uri) \($0.score) \($0.typos) \($0.distance ?? -1)" }
                             == full.hits.map { "\($0.uri) \($0.score) \($0.typos) \($0.distance ?? -1)" },
-                            "\(query) within \(region) limit \(limit) offset \(offset)")
+                            "\(query) within \(region) limit \(limit) offset \(offset) filter \(filter ?? "-")")
                     if listed.plan == .placedRows { placedRows += 1 }
                 }
             }

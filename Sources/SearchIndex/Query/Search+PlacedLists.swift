@@ -10,7 +10,7 @@ extension Search {
     /// The narrowest region a placed list is always tried for (meters: a radius, or half a box's diagonal).
     /// A narrower one usually holds few places, which the R-tree's plans score in well under a millisecond,
     /// where walking a word's list (up to 65,536 entries, ≈ 2 ns each outside the region) would add to it; it
-    /// is tried when it holds more places than ``placesWorthAWalk(entries:)``.
+    /// is tried when it holds at least ``placesWorthAWalk(entries:)`` places.
     static let narrowestPlacedRegion = 100_000.0
 
     /// The places a region narrower than ``narrowestPlacedRegion`` holds when walking a list of `entries`
@@ -38,36 +38,23 @@ extension Search {
             guard try countInRegion(cap: worth, radius: request.radius) >= worth else { return nil }
         }
         guard let query = try vectorQuery(parsed) else { return nil }
-        let filter = itemFilter(probing: true, itemID: "i.id")
-        let sql = """
-            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude,
-                searchlight_vector_rank(i.id, i.term_vector, i.value_lengths, i.rank, ?) AS score
-            FROM items i WHERE i.id = ?\(filter.sql)
-            """
-        record(sql, ["(the query's term vectors)", "(each listed row that may lie in the region)"] + filter.arguments)
-        let statement = try db.cachedStatement(sql: sql)
-        statement.setUncheckedArguments([DatabaseValue.null, 0] + filter.arguments)
-        let handle = statement.sqliteStatement
+        let statement = try scoredRowStatement(reading: "each listed row that may lie in the region")
         // The page so far, best first.
         var page: [Candidate] = []
         let needed = needed
         func read(_ id: Int64) throws -> Bool {
-            sqlite3_reset(handle)
-            sqlite3_bind_int64(handle, 2, id)
-            // No row: the filters leave it out.
-            guard try SQLiteCall.step(handle, db: db) else { return true }
-            // A listed row its vector does not match: the list is not what it says.
-            guard sqlite3_column_type(handle, 6) != SQLITE_NULL else { return false }
-            let candidate = Candidate(id: sqlite3_column_int64(handle, 0), uri: SQLiteCall.text(handle, 1), entity: SQLiteCall.text(handle, 2),
-                                      displayName: SQLiteCall.text(handle, 3), latitude: SQLiteCall.optionalDouble(handle, 4),
-                                      longitude: SQLiteCall.optionalDouble(handle, 5), score: -sqlite3_column_double(handle, 6))
-            guard let placed = refine(candidate) else { return true }
-            let position = page.firstIndex { SearchCandidate.ranksBefore(placed, $0) } ?? page.endIndex
-            if position < needed {
-                page.insert(placed, at: position)
-                if page.count > needed { page.removeLast() }
+            switch try Self.readScoredRow(id, with: statement, db: db) {
+            case .filteredOut: return true
+            case .unmatched: return false  // the list is not what it says
+            case .scored(let candidate):
+                guard let placed = refine(candidate) else { return true }
+                let position = page.firstIndex { SearchCandidate.ranksBefore(placed, $0) } ?? page.endIndex
+                if position < needed {
+                    page.insert(placed, at: position)
+                    if page.count > needed { page.removeLast() }
+                }
+                return true
             }
-            return true
         }
         // The entries best first, until the page is proven (true) or cannot be (false).
         func walk() throws -> Bool {
@@ -94,6 +81,45 @@ extension Search {
             // the other plans scan FTS5 once instead.
             return nil
         }
+    }
+}
+
+extension Search {
+    /// An item read by id and scored from the query's term vectors, as a walk of placed lists reads it.
+    enum ScoredRow {
+        /// The entity or attribute filters leave it out (or it is gone).
+        case filteredOut
+        /// Its vector does not match the query: whatever named it (a list, an FTS5 scan) is not what it says.
+        case unmatched
+        /// Its candidate, scored, before the region's exact check.
+        case scored(Candidate)
+    }
+
+    /// The statement that reads one item by id (parameter 2) scored from the term-vector query bound to parameter
+    /// 1, under the request's entity and attribute filters; recorded for `explain` as reading `rows`.
+    mutating func scoredRowStatement(reading rows: String) throws -> Statement {
+        let filter = itemFilter(probing: true, itemID: "i.id")
+        let sql = """
+            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude,
+                searchlight_vector_rank(i.id, i.term_vector, i.value_lengths, i.rank, ?) AS score
+            FROM items i WHERE i.id = ?\(filter.sql)
+            """
+        record(sql, ["(the query's term vectors)", "(\(rows))"] + filter.arguments)
+        let statement = try db.cachedStatement(sql: sql)
+        statement.setUncheckedArguments([DatabaseValue.null, 0] + filter.arguments)
+        return statement
+    }
+
+    /// Reads one item with a ``scoredRowStatement(reading:)`` whose vector query is bound.
+    static func readScoredRow(_ id: Int64, with statement: Statement, db: Database) throws -> ScoredRow {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        sqlite3_bind_int64(handle, 2, id)
+        guard try SQLiteCall.step(handle, db: db) else { return .filteredOut }
+        guard sqlite3_column_type(handle, 6) != SQLITE_NULL else { return .unmatched }
+        return .scored(Candidate(id: sqlite3_column_int64(handle, 0), uri: SQLiteCall.text(handle, 1), entity: SQLiteCall.text(handle, 2),
+                                 displayName: SQLiteCall.text(handle, 3), latitude: SQLiteCall.optionalDouble(handle, 4),
+                                 longitude: SQLiteCall.optionalDouble(handle, 5), score: -sqlite3_column_double(handle, 6)))
     }
 }
 

@@ -23,18 +23,30 @@ extension Search {
 
     /// The candidates of the query's one group of alternatives within the request's region by relevance, or
     /// nearest first: every matching row of the region, or for a distance order the nearest `needed` and
-    /// every row that may tie with them; nil when an alternative has no complete list and too many rows, or
-    /// the region holds too many of them.
+    /// every row that may tie with them. Nil, for the other plans to answer, when:
+    /// - no alternative has a complete placed list, or one has a list that leaves rows off;
+    /// - the alternatives without a list hold more than ``mostUnlistedRows`` rows;
+    /// - by relevance, one word alone (its placed list's walk answers, ``placedListPage(_:)``), or more than
+    ///   ``mostPlacedRowsScored`` rows in the region; nearest first, more than ``maximumPlacedReads`` rows read
+    ///   (filters leave most out);
+    /// - a narrow region holds fewer places than walking the lists costs (``placesWorthAWalk(entries:)``);
+    /// - a list is damaged, or a row's vector cannot score it.
     mutating func placedRowsPage(_ parsed: ParsedQuery) throws -> [Candidate]? {
         let byDistance = request.effectiveSort == .distance
         guard request.usesTermLeaders, request.sortAttribute == nil, needed <= TermLeaders.maximumPlacedPage,
-              parsed.required.count == 1, parsed.excluded.isEmpty,
-              byDistance || request.radius != nil || request.boundingBox != nil, let center,
+              parsed.required.count == 1, parsed.excluded.isEmpty, byDistance || parsed.leaderKey == nil,
+              byDistance || request.radius != nil || request.boundingBox != nil,
               let region = PlacedRegion(request, boxes: regionBoxes(radius: request.radius)) else { return nil }
-        // Each alternative's complete list, or its rows counted from the vocabulary when rare enough.
+        // Each alternative's complete list (once: two typos may expand to one term), or its rows counted from
+        // the vocabulary when it has no list and is rare enough.
         var lists: [TermLeaders.PlacedListing] = [], unlisted: [ParsedQuery.Term] = [], unlistedRows = 0
+        var keys: Set<String> = []
         for alternative in parsed.required[0].flatMap(\.alternatives) {
-            if let key = alternative.term.leaderKey, let list = try TermLeaders.placedListing(key: key, db: db), list.drift.threshold == nil {
+            let key = alternative.term.leaderKey
+            if let key, !keys.insert(key).inserted { continue }
+            if let key, let list = try TermLeaders.placedListing(key: key, db: db) {
+                // A list that leaves rows off holds more than any unlisted alternative may.
+                guard list.drift.threshold == nil else { return nil }
                 lists.append(list)
                 continue
             }
@@ -44,84 +56,94 @@ extension Search {
         }
         // No list: text-then-place reads the same rows in one pass.
         guard !lists.isEmpty else { return nil }
-        // The region's rows, with their places rounded to `Float` as the lists keep them.
-        var places: [Int64: (latitude: Float, longitude: Float)] = [:]
+        if region.span < Self.narrowestPlacedRegion {
+            let worth = Self.placesWorthAWalk(entries: lists.reduce(0) { $0 + $1.count })
+            guard try countInRegion(cap: worth, radius: request.radius) >= worth else { return nil }
+        }
+
+        // The region's rows, ids repeated when several alternatives hold them; nearest first, with their
+        // distances by the places the lists keep (rounded to `Float`).
+        var rows: [(distance: Double, id: Int64)] = []
+        let center = center
+        func add(_ id: Int64, latitude: Float, longitude: Float) {
+            guard region.mayHold(latitude: latitude, longitude: longitude) else { return }
+            let distance = byDistance ? center.map { GeoMath.distance($0.latitude, $0.longitude, Double(latitude), Double(longitude)) } ?? 0 : 0
+            rows.append((distance, id))
+        }
         for list in lists {
             let walked = try list.walk(db: db) { entry in
-                guard region.mayHold(latitude: entry.latitude, longitude: entry.longitude) else { return nil }
-                places[entry.id] = (entry.latitude, entry.longitude)
+                add(entry.id, latitude: entry.latitude, longitude: entry.longitude)
                 // By relevance every row is scored: past the most, stop before the walk costs more.
-                return byDistance || places.count <= Self.mostPlacedRowsScored ? nil : false
+                return byDistance || rows.count <= Self.mostPlacedRowsScored ? nil : false
             }
             guard walked == nil else { return nil }  // too many rows, or a damaged list
         }
         if !unlisted.isEmpty {
-            let sql = """
-                SELECT i.id, i.latitude, i.longitude FROM items_fts JOIN items i ON i.id = items_fts.rowid
-                WHERE items_fts MATCH ? AND i.latitude IS NOT NULL AND i.longitude IS NOT NULL
-                """
-            let expression = "(" + unlisted.map(\.expression).joined(separator: " OR ") + ")"
-            record(sql, [expression])
-            let rows = try db.cachedStatement(sql: sql)
-            rows.setUncheckedArguments([expression])
-            let handle = rows.sqliteStatement
-            defer { sqlite3_reset(handle) }
-            while try SQLiteCall.step(handle, db: db) {
-                let latitude = Float(sqlite3_column_double(handle, 1)), longitude = Float(sqlite3_column_double(handle, 2))
-                if region.mayHold(latitude: latitude, longitude: longitude) { places[sqlite3_column_int64(handle, 0)] = (latitude, longitude) }
+            for match in try textPlaces(expression: "(" + unlisted.map(\.expression).joined(separator: " OR ") + ")") {
+                if let latitude = match.latitude, let longitude = match.longitude { add(match.id, latitude: Float(latitude), longitude: Float(longitude)) }
             }
         }
         // Nothing in the region: no vectors to build (they count the rows of each phrase without a list).
-        if places.isEmpty { return [] }
-        guard byDistance || places.count <= Self.mostPlacedRowsScored, let query = try vectorQuery(parsed) else { return nil }
+        if rows.isEmpty { return [] }
+        guard byDistance || rows.count <= Self.mostPlacedRowsScored, let query = try vectorQuery(parsed) else { return nil }
 
-        let filter = itemFilter(probing: true, itemID: "i.id")
-        let sql = """
-            SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude,
-                searchlight_vector_rank(i.id, i.term_vector, i.value_lengths, i.rank, ?) AS score
-            FROM items i WHERE i.id = ?\(filter.sql)
-            """
-        record(sql, ["(the query's term vectors)", "(each row of the alternatives that may lie in the region)"] + filter.arguments)
-        let statement = try db.cachedStatement(sql: sql)
-        statement.setUncheckedArguments([DatabaseValue.null, 0] + filter.arguments)
-        let handle = statement.sqliteStatement
-        // The row's candidate when it is a hit; nil when the filters or the region leave it out. Throws
-        // `unscored` for a row its vector does not match: the lists or FTS5 are not what they say.
-        struct Unscored: Error {}
-        func read(_ id: Int64) throws -> Candidate? {
-            sqlite3_reset(handle)
-            sqlite3_bind_int64(handle, 2, id)
-            guard try SQLiteCall.step(handle, db: db) else { return nil }
-            guard sqlite3_column_type(handle, 6) != SQLITE_NULL else { throw Unscored() }
-            return refine(Candidate(id: sqlite3_column_int64(handle, 0), uri: SQLiteCall.text(handle, 1), entity: SQLiteCall.text(handle, 2),
-                                    displayName: SQLiteCall.text(handle, 3), latitude: SQLiteCall.optionalDouble(handle, 4),
-                                    longitude: SQLiteCall.optionalDouble(handle, 5), score: -sqlite3_column_double(handle, 6)))
-        }
+        let statement = try scoredRowStatement(reading: "each row of the alternatives that may lie in the region")
         do {
             return try SQLiteCall.withVectorQuery(query.pointer, boundTo: statement, parameter: 1) {
-                guard byDistance else { return try places.keys.compactMap(read) }
-                // Nearest first by the lists' places, read until the next row, however its place rounded, lies
-                // beyond the page's last: every row that may tie with it is read too.
-                let margin = 2 * PlacedRegion.meterMargin
-                let nearest = places.map { id, place in
-                    (id: id, distance: GeoMath.distance(center.latitude, center.longitude, Double(place.latitude), Double(place.longitude)))
-                }.sorted { $0.distance < $1.distance }
-                var found: [Candidate] = [], distances: [Double] = []
-                for row in nearest {
-                    if distances.count >= needed, row.distance > distances[needed - 1] + margin { break }
-                    guard let candidate = try read(row.id) else { continue }
-                    found.append(candidate)
-                    let distance = candidate.distance ?? .infinity
-                    distances.insert(distance, at: distances.firstIndex { $0 > distance } ?? distances.endIndex)
-                    if distances.count > needed { distances.removeLast() }
-                }
-                return found
+                byDistance ? try nearest(of: rows, with: statement) : try scored(Set(rows.map(\.id)).sorted(), with: statement)
             }
-        } catch is Unscored {
-            return nil
         } catch let error as DatabaseError where error.message == SEARCHLIGHT_VECTOR_FALLBACK_LIMIT {
             // Rows the vectors cannot score (a prefix's term twice at one position): the other plans scan FTS5.
             return nil
         }
+    }
+
+    /// The hits among rows by id (in id order: the items' B-tree read forward); nil when a row's vector does
+    /// not match (a list or FTS5 is not what it says).
+    private func scored(_ ids: [Int64], with statement: Statement) throws -> [Candidate]? {
+        var hits: [Candidate] = []
+        for id in ids {
+            switch try Self.readScoredRow(id, with: statement, db: db) {
+            case .filteredOut: continue
+            case .unmatched: return nil
+            case .scored(let candidate): if let hit = refine(candidate) { hits.append(hit) }
+            }
+        }
+        return hits
+    }
+
+    /// The nearest `needed` hits among rows with their distances by rounded places, and every hit that may tie
+    /// with the last: read nearest first until the next row, however its place rounded, lies past the last
+    /// hit's exact distance. Selected in rounds of the nearest few (a word's rows anywhere are up to 65,536 a
+    /// list, and sorting them all took most of the search); nil after ``maximumPlacedReads`` reads or a row its
+    /// vector does not match.
+    private func nearest(of rows: [(distance: Double, id: Int64)], with statement: Statement) throws -> [Candidate]? {
+        let margin = 2 * PlacedRegion.meterMargin
+        var found: [Candidate] = [], distances: [Double] = [], read: Set<Int64> = [], reads = 0
+        // Rows up to `cutoff` are read in a round; the first round's `k` allows for ids held by several lists.
+        var below = -Double.infinity, k = needed * 4
+        while below < .infinity {
+            let cutoff = k >= rows.count ? Double.infinity : Self.smallest(k, of: rows.map(\.distance))
+            let round = rows.filter { $0.distance > below && $0.distance <= cutoff }.sorted { $0.distance < $1.distance }
+            for row in round {
+                if distances.count >= needed, row.distance > distances[needed - 1] + margin { return found }
+                guard read.insert(row.id).inserted else { continue }
+                reads += 1
+                guard reads <= Self.maximumPlacedReads else { return nil }
+                switch try Self.readScoredRow(row.id, with: statement, db: db) {
+                case .filteredOut: continue
+                case .unmatched: return nil
+                case .scored(let candidate):
+                    guard let hit = refine(candidate) else { continue }
+                    found.append(hit)
+                    let distance = hit.distance ?? .infinity
+                    distances.insert(distance, at: distances.firstIndex { $0 > distance } ?? distances.endIndex)
+                    if distances.count > needed { distances.removeLast() }
+                }
+            }
+            below = cutoff
+            k *= 4
+        }
+        return found
     }
 }

@@ -144,8 +144,9 @@ public enum SearchPlan: String, Sendable, Hashable {
     /// list's rows best first, those in the region scored from their term vectors, until no row further down
     /// can reach the page.
     case placedList = "placed-list"
-    /// A word with its typo expansions (or alternatives) within a region, or nearest first: every row they hold
-    /// there, from their complete placed lists (and FTS5 for rare ones), each scored from its term vector.
+    /// A word with its typo expansions (or alternatives) within a region, or nearest first: the rows they hold
+    /// there, from their complete placed lists (and FTS5 for rare ones), scored from their term vectors (nearest
+    /// first, only the nearest).
     case placedRows = "placed-rows"
 }
 

@@ -96,7 +96,7 @@ extension SearchPlan {
         case .intersection: "R-tree ids first, then one FTS5 scan scoring only those rows"
         case .filter: "the attribute filter alone, most important items first"
         case .placedList: "the word's best rows with their places, best first, scored in the region until none further down can reach the page"
-        case .placedRows: "every row of the word and its typo expansions in the region, from their complete placed lists and FTS5, each scored"
+        case .placedRows: "the rows of the word and its typo expansions in the region, from their complete placed lists and FTS5, scored (nearest first: the nearest only)"
         }
     }
 }
