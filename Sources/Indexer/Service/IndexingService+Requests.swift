@@ -34,25 +34,31 @@ extension IndexingService {
         for uri in uris {
             do { ids.append(try ManagedObjectID(uriRepresentation: uri)) } catch { throw .store(error) }
         }
-        if let control = runningControl() {
-            do {
-                return try await withCheckedThrowingContinuation { continuation in
-                    if !control.submit(.reindex(ids, continuation)) {
-                        continuation.resume(throwing: ExportError.stopped)
-                    }
-                }
-            } catch ExportError.stopped {
-                // The run was ending as the request came (it took its last requests, or stopped before serving
-                // them): served below, by a run of its own once that one has ended, rather than refused.
-            } catch {
-                throw ExportError(error)
-            }
-        }
-        // No run follows: this one opens the index for the reindex alone, as a run of its own.
         let (indexPath, openWriter, stores, options, send, wanted) = (indexPath, openWriter, stores, options, broadcaster.send, ids)
-        return try await runOnce(named: "searchlight reindex", announce: false) { _ throws(ExportError) in
-            try await Follower.open(indexPath: indexPath, openWriter: openWriter, stores: stores, options: options, requiresHistory: false, send: send)
-                .reindex(wanted)
+        while true {
+            if let control = runningControl() {
+                do {
+                    return try await withCheckedThrowingContinuation { continuation in
+                        if !control.submit(.reindex(wanted, continuation)) {
+                            continuation.resume(throwing: ExportError.stopped)
+                        }
+                    }
+                } catch ExportError.stopped {
+                    // The run was ending as the request came (it took its last requests, or stopped before serving
+                    // them): served by the next run, or by a run of its own once that one has ended, rather than refused.
+                } catch {
+                    throw ExportError(error)
+                }
+            }
+            // No run follows: this one opens the index for the reindex alone, as a run of its own.
+            do {
+                return try await runOnce(named: "searchlight reindex", announce: false) { _ throws(ExportError) in
+                    try await Follower.open(indexPath: indexPath, openWriter: openWriter, stores: stores, options: options, requiresHistory: false, send: send)
+                        .reindex(wanted)
+                }
+            } catch .alreadyRunning where runningControl() != nil {
+                // A run started meanwhile (start() after the last one ended): it serves the request.
+            }
         }
     }
 

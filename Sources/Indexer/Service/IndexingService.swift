@@ -148,7 +148,8 @@ public final class IndexingService: Sendable {
     /// Problems found while opening (a missing store, a store without persistent history, a configuration
     /// that does not fit the model, another process writing the index) are thrown here; later ones end the
     /// run with ``IndexingEvent/stopped(error:)``. Calling it while the service follows its stores does
-    /// nothing; while a ``catchUp(rebuild:)`` runs, it throws ``ExportError/alreadyRunning``.
+    /// nothing; while a ``catchUp(rebuild:)`` runs, it throws ``ExportError/alreadyRunning``. A run that is
+    /// ending (asked to stop, or past its last requests) is waited for, then a new one starts.
     ///
     /// - Parameter rebuild: Write every store's items again from scratch before following.
     public func start(rebuild: Bool = false) throws(ExportError) {
