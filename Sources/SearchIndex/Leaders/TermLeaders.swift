@@ -24,7 +24,7 @@ import GRDBSQLite
 /// one build's writers at a time.) A first export or a
 /// rebuild lists the index's frequent terms when it ends
 /// (``refresh(_:minimumDocuments:registeringDocuments:listingPrefixes:refillingDictionary:)``) and registers,
-/// stale, the terms of ``registeredDocuments`` rows or more;
+/// stale, the less frequent terms down to ``registeredDocuments`` rows;
 /// a follower lists stale terms again while idle, cheapest first, within a time budget
 /// (``refreshStale(_:budget:)``, through `IndexWriter.maintain(budget:)`).
 ///

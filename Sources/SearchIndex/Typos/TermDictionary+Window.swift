@@ -72,11 +72,25 @@ extension TermDictionary {
     /// The most new terms added chunk by chunk (see ``addToWindows(_:db:)``).
     static let mostAddedTerms = 20_000
 
-    /// Adds terms new to `item_terms` to their chunks, in any order; a full chunk splits in two.
+    /// Adds terms new to `item_terms` to their chunks, in any order; a full chunk splits in two. A damaged
+    /// chunk (a tool's or a disk's) is not written to: every chunk is written anew from `item_terms`, which
+    /// holds the new terms already, so that the writer repairs what a search refuses.
     static func addToWindows(_ terms: [[UInt8]], db: Database) throws {
         guard !terms.isEmpty else { return }
         // Past this many, writing every chunk anew in one pass costs less than a chunk rewritten per term.
         guard terms.count <= mostAddedTerms else { return try rebuildWindows(db) }
+        do {
+            try addEachToWindows(terms, db: db)
+        } catch is DamagedChunk {
+            try rebuildWindows(db)
+        }
+    }
+
+    /// A chunk row that is not one.
+    private struct DamagedChunk: Error {}
+
+    /// Adds terms to their chunks one by one (``addToWindows(_:db:)``); throws ``DamagedChunk`` on a damaged chunk.
+    private static func addEachToWindows(_ terms: [[UInt8]], db: Database) throws {
         let containing = try db.cachedStatement(sql: """
             SELECT low, terms FROM term_windows WHERE first = ? AND length = ? AND low <= ? ORDER BY low DESC LIMIT 1
             """)
@@ -115,7 +129,8 @@ extension TermDictionary {
         try upsert.execute(arguments: [Data(first), length, Data(chunk.terms[half]), Data(TermWindowChunk(terms: Array(chunk.terms[half...])).encoded)])
     }
 
-    /// What a chunk that is not one says (the path is filled in by the caller's error mapping): rebuild the index.
+    /// What a search reading a chunk that is not one says (the path is filled in by the caller's error mapping):
+    /// rebuild the index (a write adding a term repairs it too).
     private static var damagedWindows: SearchIndexError { .notAnIndex(path: "", detail: "its typo dictionary is damaged") }
 
     /// Clears the last arguments cached statements keep: a chunk's bytes would stay referenced by the
@@ -125,15 +140,16 @@ extension TermDictionary {
         for statement in statements { statement.setUncheckedArguments([]) }
     }
 
-    /// A row's key and chunk; a value of another type than a blob (a damaged index) is refused, not trapped on.
-    private static func chunk(_ row: Row) throws -> (low: Data, chunk: TermWindowChunk) {
+    /// A row's key and chunk; a value of another type than a blob, or bytes that are not a chunk (a damaged
+    /// index), throw ``DamagedChunk``, never trap.
+    private static func chunk(_ row: Row) throws(DamagedChunk) -> (low: Data, chunk: TermWindowChunk) {
         guard case .blob(let low) = (row[0] as DatabaseValue).storage, case .blob(let bytes) = (row[1] as DatabaseValue).storage else {
-            throw damagedWindows
+            throw DamagedChunk()
         }
         do {
             return (low, try bytes.withUnsafeBytes { raw throws(TermWindowChunk.Damage) in try TermWindowChunk(decoding: raw) })
         } catch {
-            throw damagedWindows
+            throw DamagedChunk()
         }
     }
 

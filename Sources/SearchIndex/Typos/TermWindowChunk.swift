@@ -7,7 +7,8 @@
 /// place, straight from the row's bytes. A new term rewrites one chunk, which splits in two when full.
 package struct TermWindowChunk: Equatable {
     /// The most terms a chunk holds: about 700 bytes of terms of 10 letters, within the part of a row an
-    /// index page of 4 KiB keeps in place (1,002 bytes), so a chunk is read without an overflow page.
+    /// index page of 4 KiB keeps in place (1,002 bytes), so a chunk is read without an overflow page. Chunks
+    /// of longer terms (past 14 ASCII letters, or 7 of a two-byte script) spill to one, read at a page more.
     package static let capacity = 64
 
     /// The terms, in byte order.
