@@ -48,7 +48,9 @@ extension PostgresSearch {
         let longest = parameters.add(window.longest) + "::int4"
         conditions.append("char_length(term) >= \(parameters.add(window.shortest))::int4")
         if !window.cuts { conditions.append("char_length(term) <= \(longest)") }
-        let terms = try await query("SELECT DISTINCT left(term, \(longest)) FROM searchlight_terms WHERE \(conditions.joined(separator: " AND "))", parameters)
+        // In byte order (the column's collation is "C"): the scan measures a term from where it parts from the one
+        // before, and a hashed DISTINCT would hand them over in any order.
+        let terms = try await query("SELECT DISTINCT left(term, \(longest)) FROM searchlight_terms WHERE \(conditions.joined(separator: " AND ")) ORDER BY 1", parameters)
             .map { row throws(PostgresIndexError) in try PostgresIndex.decode(row, as: String.self) }
         guard isPrefix else {
             var scan = EditDistanceScan(word: word, maximumEdits: edits)
