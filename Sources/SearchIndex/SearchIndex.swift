@@ -172,7 +172,8 @@ public final class SearchIndex: Sendable {
         case .SQLITE_BUSY, .SQLITE_LOCKED: return .busy(path: path)
         case .SQLITE_ERROR where ["no such table", "no such column", "no such index"].contains(where: { error.message?.hasPrefix($0) == true }):
             // The schema version said what the file holds and it does not: a table dropped by hand or a tool.
-            return .notAnIndex(path: path, detail: "it is damaged: \(error.message ?? "a table is missing")")
+            // Or, if nothing edited it, a Searchlight bug: the message says so rather than blame the file alone.
+            return .notAnIndex(path: path, detail: "it is damaged: \(error.message ?? "a table is missing"); if no tool edited it, report this")
         default: return .database(path: path, message: error.message ?? "\(error.resultCode)")
         }
     }
