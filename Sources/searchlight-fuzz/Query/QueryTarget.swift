@@ -98,18 +98,19 @@ enum QueryTarget {
                         pages.append(try search.run().hits.map { "\($0.uri) \($0.score)" })
                     }
                     guard pages[0] == pages[1] else { fatalError("leader lists change the page of \(query.debugDescription): \(pages)") }
-                    // And within a wide circle, or near a point at any distance: placed lists and typo tiers answer
-                    // exactly what the region's plans answer.
-                    for radius in [8_000_000, nil] as [Double?] {
+                    // And within a wide circle, or near a point at any distance, by relevance or nearest first: placed
+                    // lists, placed rows and typo tiers answer exactly what the region's plans answer.
+                    for (radius, sort) in [(8_000_000, .relevance), (nil, .relevance), (nil, .distance), (300_000, .distance)] as [(Double?, SearchRequest.Sort)] {
                         var placed: [[String]] = []
                         for lists in [true, false] {
                             var request = SearchRequest(query: query, near: center, radius: radius, limit: 3)
+                            request.sort = sort
                             request.usesTermLeaders = lists
                             var search = Search(db: db, request: request, parsed: expanded)
-                            placed.append(try search.run().hits.map { "\($0.uri) \($0.score)" })
+                            placed.append(try search.run().hits.map { "\($0.uri) \($0.score) \($0.distance ?? -1)" })
                         }
                         guard placed[0] == placed[1] else {
-                            fatalError("placed lists change the page of \(query.debugDescription) within \(radius.map { "\($0) m" } ?? "any distance"): \(placed)")
+                            fatalError("placed lists change the page of \(query.debugDescription) within \(radius.map { "\($0) m" } ?? "any distance") by \(sort): \(placed)")
                         }
                     }
                 }
