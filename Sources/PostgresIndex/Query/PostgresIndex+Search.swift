@@ -48,7 +48,8 @@ extension PostgresIndex {
         if !request.exactEntities && !request.entities.isEmpty {
             request.entities = SearchIndex.entitiesOfKind(request.entities, checkpoints: try await checkpoints())
         }
-        let search = PostgresSearch(index: self, request: request, log: log, predicate: predicate)
+        let matched = try await PostgresSearch.matchedTexts(in: predicate, index: self, log: log)
+        let search = PostgresSearch(index: self, request: request, log: log, predicate: predicate, matched: matched)
         var parsed = typed
         let tolerant = request.typoTolerance && typed?.mayMatchWithTypos == true
         let lazily = request.effectiveSort == .relevance && request.sortAttribute == nil && request.facets.isEmpty && !request.countsTotal
@@ -115,19 +116,22 @@ struct PostgresSearch {
     let log: StatementLog?
     /// The request's filter, parsed and checked.
     let predicate: FilterPredicate?
+    /// The texts each `MATCHES` comparison of the filter keeps, when they could be read.
+    let matched: [MatchesKey: [String]]
     /// Whether the filter's SQL decides it exactly; otherwise each row is checked in Swift too.
     let filterIsExact: Bool
     /// The attributes whose values each row brings: the filter's (when its SQL is not exact), the
     /// order's and the facets'.
     let attributeNames: [String]
 
-    init(index: PostgresIndex, request: SearchRequest, log: StatementLog?, predicate: FilterPredicate?) {
+    init(index: PostgresIndex, request: SearchRequest, log: StatementLog?, predicate: FilterPredicate?, matched: [MatchesKey: [String]]) {
         self.index = index
         self.request = request
         self.log = log
         self.predicate = predicate
+        self.matched = matched
         var scratch = StatementParameters()
-        filterIsExact = predicate.map { Self.condition($0, parameters: &scratch).exact } ?? true
+        filterIsExact = predicate.map { Self.condition($0, matched: matched, parameters: &scratch).exact } ?? true
         var names = Set(request.facets)
         if let order = request.sortAttribute { names.insert(order.name) }
         if let predicate, !filterIsExact { names.formUnion(predicate.attributes) }
@@ -286,7 +290,7 @@ struct PostgresSearch {
         var parameters = StatementParameters()
         var conditions: [String] = locatedOnly ? ["i.place IS NOT NULL"] : []
         if !request.entities.isEmpty { conditions.append("i.entity = ANY(\(parameters.add(request.entities))::text[])") }
-        if let predicate { conditions.append(Self.condition(predicate, parameters: &parameters).sql) }
+        if let predicate { conditions.append(Self.condition(predicate, matched: matched, parameters: &parameters).sql) }
         let sql = "SELECT count(*) FROM searchlight_items i" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
         return try await query(sql, parameters).first.map { row throws(PostgresIndexError) -> Int in
             let count: Int64 = try PostgresIndex.decode(row, as: Int64.self)
@@ -384,7 +388,7 @@ struct PostgresSearch {
             columns += ", v.names, v.kinds, v.numbers, v.texts"
         }
         if !request.entities.isEmpty { conditions.append("i.entity = ANY(\(parameters.add(request.entities))::text[])") }
-        if let predicate { conditions.append(Self.condition(predicate, parameters: &parameters).sql) }
+        if let predicate { conditions.append(Self.condition(predicate, matched: matched, parameters: &parameters).sql) }
         switch place {
         case .circle(let center, let radius)?:
             conditions.append(Self.circleCondition(center: center, radius: radius, parameters: &parameters))
@@ -403,6 +407,7 @@ struct PostgresSearch {
             sql += " ORDER BY \(order) LIMIT \(parameters.add(Int64(clamping: walk.limit)))"
         }
         var matches: [Match] = []
+        var patterns = MatchesPatterns()
         for row in try await query(sql, parameters) {
             let (uri, entity, name, latitude, longitude, rank, lengths, namePositions, titlePositions, textPositions, keywordPositions, lexemes, positions, weights,
                  names, kinds, numbers, texts) =
@@ -422,7 +427,7 @@ struct PostgresSearch {
                     match.attributes[name, default: []].append(value)
                 }
             }
-            if let predicate, !filterIsExact, !predicate.isSatisfied(by: match.attributes) { continue }
+            if let predicate, !filterIsExact, !predicate.isSatisfied(by: match.attributes, patterns: &patterns) { continue }
             if let text, let scorer {
                 let terms = TextQuery.RowTerms(lexemes: lexemes ?? [], positions: positions ?? [], weights: weights ?? [])
                 let vectorSizes = [Int(namePositions), Int(titlePositions), Int(textPositions), Int(keywordPositions)]

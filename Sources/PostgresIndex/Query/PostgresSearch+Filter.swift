@@ -4,31 +4,94 @@ import PostgresNIO
 import SearchIndex
 
 extension PostgresSearch {
+    /// A `MATCHES` comparison: the attribute, the pattern, and the `[c]`/`[d]` folding it matches after.
+    struct MatchesKey: Hashable {
+        var attribute: String
+        var options: Int
+        var pattern: String
+    }
+
+    /// Of an attribute with at most this many distinct texts, `MATCHES` is decided once per text before
+    /// the search (then exactly in SQL); past it, on every row read, in Swift.
+    static let mostTextsMatched = 10_000
+
+    /// For each `MATCHES` comparison in the filter, the texts of its attribute that match, when the
+    /// attribute has at most `mostTexts` (``mostTextsMatched``) distinct texts.
+    ///
+    /// PostgreSQL's regular expressions are not Swift's, so each distinct text is read (a skip-scan of the
+    /// `(name, text)` index, one probe per text) and matched here. A time zone or a country is held by
+    /// thousands of items: matching each row read took 4 s for the Corpus's 34,007 places in a debug build.
+    static func matchedTexts(in predicate: FilterPredicate?, index: PostgresIndex, log: StatementLog?,
+                             mostTexts: Int = mostTextsMatched) async throws(PostgresIndexError) -> [MatchesKey: [String]] {
+        var keys: [MatchesKey] = []
+        func collect(_ predicate: FilterPredicate) {
+            switch predicate {
+            case .constant: break
+            case .not(let inner): collect(inner)
+            case .and(let parts), .or(let parts): parts.forEach(collect)
+            case .comparison(let attribute, .matches, let options, let values):
+                if case .string(let pattern)? = values.first { keys.append(MatchesKey(attribute: attribute, options: options.rawValue, pattern: pattern)) }
+            case .comparison: break
+            }
+        }
+        if let predicate { collect(predicate) }
+        var matched: [MatchesKey: [String]] = [:]
+        var textsByAttribute: [String: [String]?] = [:]
+        var patterns = MatchesPatterns()
+        for key in keys where matched[key] == nil {
+            if textsByAttribute[key.attribute] == nil {
+                var parameters = StatementParameters()
+                let name = parameters.add(ItemRow.withoutNUL(key.attribute)), most = parameters.add(Int64(mostTexts))
+                let sql = """
+                    WITH RECURSIVE texts(text, n) AS (
+                        (SELECT text, 1 FROM searchlight_attributes WHERE name = \(name) AND text IS NOT NULL ORDER BY text LIMIT 1)
+                        UNION ALL
+                        SELECT (SELECT a.text FROM searchlight_attributes a WHERE a.name = \(name) AND a.text IS NOT NULL AND a.text > t.text ORDER BY a.text LIMIT 1), t.n + 1
+                        FROM texts t WHERE t.text IS NOT NULL AND t.n <= \(most)
+                    )
+                    SELECT text FROM texts WHERE text IS NOT NULL
+                    """
+                log?.record(.init(sql: sql, bindings: parameters.bindings, arguments: parameters.arguments))
+                let texts = try await index.rows(sql, parameters.bindings).map { row throws(PostgresIndexError) in try PostgresIndex.decode(row, as: String.self) }
+                textsByAttribute[key.attribute] = .some(texts.count > mostTexts ? nil : texts)
+            }
+            guard let texts = textsByAttribute[key.attribute] ?? nil else { continue }
+            let pattern = SearchIndex.fold(key.pattern, options: key.options)
+            matched[key] = texts.filter { patterns.wholeMatch(SearchIndex.fold($0, options: key.options), pattern: pattern) }
+        }
+        return matched
+    }
+
     /// The filter as an SQL condition on the items row `i`, read through `searchlight_attributes`, and
     /// whether it decides the filter exactly.
     ///
     /// The condition always keeps every item the filter keeps (it may keep more). Every comparison runs
     /// in PostgreSQL as in SQLite (numbers and dates; text in byte order, folded by the writer for `[c]`,
-    /// `[d]` and `[cd]`) but `MATCHES`, whose regular expressions are Swift's: it only narrows down to
-    /// items with a text value of the attribute, and the rows kept are checked in Swift
-    /// (``FilterPredicate/isSatisfied(by:)``). A `NOT` of an inexact part narrows nothing.
-    static func condition(_ predicate: FilterPredicate, parameters: inout StatementParameters) -> (sql: String, exact: Bool) {
+    /// `[d]` and `[cd]`) but `MATCHES`, whose regular expressions are Swift's: it is decided by the texts
+    /// found to match (`matched`, from ``matchedTexts(in:index:log:mostTexts:)``), or, for an attribute with too many
+    /// texts, only narrows down to items with a text value of the attribute, the rows kept being checked in
+    /// Swift (``FilterPredicate/isSatisfied(by:)``). A `NOT` of an inexact part narrows nothing.
+    static func condition(_ predicate: FilterPredicate, matched: [MatchesKey: [String]], parameters: inout StatementParameters) -> (sql: String, exact: Bool) {
         switch predicate {
         case .constant(let value):
             return (value ? "TRUE" : "FALSE", true)
         case .not(let inner):
-            let compiled = condition(inner, parameters: &parameters)
+            let compiled = condition(inner, matched: matched, parameters: &parameters)
             return compiled.exact ? ("NOT (\(compiled.sql))", true) : ("TRUE", false)
         case .and(let parts), .or(let parts):
-            let compiled = parts.map { condition($0, parameters: &parameters) }
+            let compiled = parts.map { condition($0, matched: matched, parameters: &parameters) }
             let joiner = if case .and = predicate { " AND " } else { " OR " }
             return ("(" + compiled.map(\.sql).joined(separator: joiner) + ")", compiled.allSatisfy(\.exact))
         case .comparison(let attribute, let comparison, let options, let values):
             if comparison == .notEqual {
-                return condition(.not(.comparison(attribute: attribute, operator: .equal, options: options, values: values)), parameters: &parameters)
+                return condition(.not(.comparison(attribute: attribute, operator: .equal, options: options, values: values)), matched: matched, parameters: &parameters)
             }
             let name = parameters.add(ItemRow.withoutNUL(attribute))
             if values == [.null] { return ("NOT EXISTS (SELECT 1 FROM searchlight_attributes a WHERE a.uri = i.uri AND a.name = \(name))", true) }
+            if comparison == .matches, case .string(let pattern)? = values.first,
+               let texts = matched[MatchesKey(attribute: attribute, options: options.rawValue, pattern: pattern)] {
+                return ("EXISTS (SELECT 1 FROM searchlight_attributes a WHERE a.uri = i.uri AND a.name = \(name) AND a.kind = 0 AND a.text = ANY(\(parameters.add(texts))::text[]))", true)
+            }
             let row = rowCondition(comparison, options: options, values: values, parameters: &parameters)
             return ("EXISTS (SELECT 1 FROM searchlight_attributes a WHERE a.uri = i.uri AND a.name = \(name) AND (\(row.sql)))", row.exact)
         }
@@ -88,7 +151,8 @@ extension PostgresSearch {
             default: return ("a.kind = 0 AND \(column) LIKE \(value)", true)
             }
         case .matches:
-            // Swift's regular expressions are not PostgreSQL's: only items with a text value are narrowed to.
+            // Swift's regular expressions are not PostgreSQL's: without the texts that match (too many to
+            // read), only items with a text value are narrowed to.
             guard case .string = values.first else { return ("FALSE", true) }
             return ("a.kind = 0", false)
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:

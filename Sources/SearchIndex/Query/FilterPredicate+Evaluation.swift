@@ -10,32 +10,39 @@ extension FilterPredicate {
     /// ISO-8601 date also compares with date values. Values that are not finite are never stored, so they
     /// never match.
     package func isSatisfied(by attributes: [String: [FilterValue]]) -> Bool {
+        var patterns = MatchesPatterns()
+        return isSatisfied(by: attributes, patterns: &patterns)
+    }
+
+    /// Whether an item with these attribute values passes the filter, `patterns` keeping the regular
+    /// expressions of `MATCHES` compiled from one item to the next.
+    package func isSatisfied(by attributes: [String: [FilterValue]], patterns: inout MatchesPatterns) -> Bool {
         switch self {
         case .constant(let value):
             return value
         case .not(let inner):
-            return !inner.isSatisfied(by: attributes)
+            return !inner.isSatisfied(by: attributes, patterns: &patterns)
         case .and(let parts):
-            return parts.allSatisfy { $0.isSatisfied(by: attributes) }
+            return parts.allSatisfy { $0.isSatisfied(by: attributes, patterns: &patterns) }
         case .or(let parts):
-            return parts.contains { $0.isSatisfied(by: attributes) }
+            return parts.contains { $0.isSatisfied(by: attributes, patterns: &patterns) }
         case .comparison(let attribute, let comparison, let options, let values):
             if comparison == .notEqual {
-                return !FilterPredicate.comparison(attribute: attribute, operator: .equal, options: options, values: values).isSatisfied(by: attributes)
+                return !FilterPredicate.comparison(attribute: attribute, operator: .equal, options: options, values: values).isSatisfied(by: attributes, patterns: &patterns)
             }
             let stored = (attributes[attribute] ?? []).filter(\.isFinite)
             if values == [.null] { return stored.isEmpty }
-            return stored.contains { Self.holds(comparison, options: options, values: values, for: $0) }
+            return stored.contains { Self.holds(comparison, options: options, values: values, for: $0, patterns: &patterns) }
         }
     }
 
     /// Whether one attribute value satisfies a comparison (the SQL's condition on one attribute row).
-    private static func holds(_ comparison: Operator, options: Options, values: [Literal], for value: FilterValue) -> Bool {
+    private static func holds(_ comparison: Operator, options: Options, values: [Literal], for value: FilterValue, patterns: inout MatchesPatterns) -> Bool {
         func fold(_ string: String) -> String { SearchIndex.fold(string, options: options.rawValue) }
         let text = value.textColumn.map(fold)
         switch comparison {
         case .in:
-            return values.contains { holds(.equal, options: options, values: [$0], for: value) }
+            return values.contains { holds(.equal, options: options, values: [$0], for: value, patterns: &patterns) }
         case .between:
             guard values.count == 2 else { return false }
             switch (values[0], values[1], value) {
@@ -62,9 +69,7 @@ extension FilterPredicate {
             case .endsWith: return text.utf8.reversed().starts(with: pattern.utf8.reversed())
             case .contains: return pattern.isEmpty || Self.bytes(of: text, contain: pattern)
             case .like: return LikePattern(pattern).matches(Array(text.unicodeScalars))
-            default:
-                guard let regex = try? Regex(pattern) else { return false }
-                return (try? regex.wholeMatch(in: text)) != nil
+            default: return patterns.wholeMatch(text, pattern: pattern)
             }
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
             switch (values.first, value) {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 extension FilterPredicate {
     /// The predicate as an SQL condition on the items table (aliased `i`), with its arguments: each
@@ -34,6 +35,9 @@ extension FilterPredicate {
             if values == [.null] {
                 return ((correlated ? "NOT " + probe : set.replacingOccurrences(of: "i.id IN", with: "i.id NOT IN")) + ")", [attribute])
             }
+            if !correlated, comparison == .matches, case .string(let pattern)? = values.first {
+                return (set + " AND (\(Self.matchingTexts(options: options))))", [attribute, attribute, attribute, SearchIndex.fold(pattern, options: options.rawValue)])
+            }
             let (condition, arguments) = Self.condition(comparison, options: options, values: values)
             return ((correlated ? probe : set) + " AND (\(condition)))", [attribute] + arguments)
         }
@@ -42,6 +46,24 @@ extension FilterPredicate {
     /// The SQL text an attribute value is compared as: itself, or folded for `[c]`/`[d]`.
     private static func text(_ options: Options) -> String {
         options.isEmpty ? "a.text" : "searchlight_fold(a.text, \(options.rawValue))"
+    }
+
+    /// The condition on one attribute row `a` that its text matches a regular expression, decided once per
+    /// distinct text: the attribute's texts are read one index probe each (a skip-scan of `(name, text)`),
+    /// then its rows are found by the texts that match. Its arguments: the attribute's name twice, the pattern.
+    ///
+    /// A country or a time zone is held by thousands of items: matching every row took 1 s for
+    /// `country MATCHES 'I[TE]'` over 939,632 places.
+    private static func matchingTexts(options: Options) -> String {
+        """
+        a.kind = 0 AND a.text IN (
+            WITH RECURSIVE texts(text) AS (
+                SELECT min(text) FROM item_attributes WHERE name = ?
+                UNION ALL
+                SELECT (SELECT min(b.text) FROM item_attributes b WHERE b.name = ? AND b.text > t.text) FROM texts t WHERE t.text IS NOT NULL
+            )
+            SELECT text FROM texts WHERE text IS NOT NULL AND searchlight_matches(\(options.isEmpty ? "text" : "searchlight_fold(text, \(options.rawValue))"), ?))
+        """
     }
 
     /// The condition on one attribute row `a` for a comparison.
@@ -111,11 +133,13 @@ extension SearchIndex {
             guard let text = String.fromDatabaseValue(values[0].databaseValue) else { return nil }
             return fold(text, options: Int.fromDatabaseValue(values[1].databaseValue) ?? 0)
         })
+        // The connection's compiled patterns. A connection runs one statement at a time, so the lock is
+        // never waited on; it makes the cache shareable with the function SQLite calls.
+        let patterns = Mutex(MatchesPatterns())
         db.add(function: DatabaseFunction("searchlight_matches", argumentCount: 2, pure: true) { values in
             guard let text = String.fromDatabaseValue(values[0].databaseValue),
-                  let pattern = String.fromDatabaseValue(values[1].databaseValue),
-                  let regex = try? Regex(pattern) else { return false }
-            return (try? regex.wholeMatch(in: text)) != nil
+                  let pattern = String.fromDatabaseValue(values[1].databaseValue) else { return false }
+            return patterns.withLock { $0.wholeMatch(text, pattern: pattern) }
         })
     }
 }
