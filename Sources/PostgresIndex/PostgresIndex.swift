@@ -21,6 +21,10 @@ public final class PostgresIndex: Sendable {
     /// The schema version the database held when this index opened it (after migrating, for a writer):
     /// a reader of an older one answers what it can and says how to migrate for what it cannot.
     let openedSchema = Atomic<Int>(0)
+    /// The attributes found to hold more distinct texts than a `MATCHES` reads one by one, with that
+    /// limit: later searches check their rows in Swift without reading the texts again. Never forgotten while
+    /// the index is open (an attribute's texts rarely shrink; its rows are then still decided exactly).
+    let attributesPastTextLimit = Mutex<[String: Int]>([:])
 
     /// Logs nothing: errors reach the caller as ``PostgresIndexError``.
     static let logger: Logger = {

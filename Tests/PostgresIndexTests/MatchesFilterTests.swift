@@ -27,6 +27,7 @@ struct MatchesFilterTests {
         "code MATCHES[d] 'echo.*'", "code MATCHES 'e.*'", "code MATCHES '[A-C][a-z]+(-\\\\d+)?'", "code MATCHES '.*[0-9]'",
         "NOT code MATCHES '.*-1.*'", "code MATCHES 'Delta' AND zone MATCHES 'Europe/.*'", "zone MATCHES 'Europe/(Paris|Zurich)' OR code == 'Bravo'",
         "zone MATCHES '.*York'", "code MATCHES 'x\\\\[y\\\\].*'", "code MATCHES '東京.*'", "code MATCHES ''",
+        "code MATCHES[c] '\\\\D+'", "NOT code MATCHES[cd] '\\\\W*[A-E].*'",
     ]
 
     @Test("decided by texts or by rows, PostgreSQL keeps what SQLite and a brute force keep; a capped attribute is decided by rows")
@@ -63,6 +64,13 @@ struct MatchesFilterTests {
             if !brute.isEmpty && brute.count < Self.items.count { informative += 1 }
         }
         #expect(informative >= Self.filters.count - 2)
+        // Found past a limit, an attribute's texts are not read again under that limit; under a higher one they are.
+        #expect(postgres.attributesPastTextLimit.withLock { $0 } == ["code": 2, "zone": 2])
+        var both = SearchRequest(query: nil)
+        both.filter = "code MATCHES 'x.*' OR zone MATCHES 'y.*'"
+        let log = StatementLog()
+        let skipped = try await PostgresSearch.matchedTexts(in: try await postgres.predicate(of: both), index: postgres, log: log, mostTexts: 2)
+        #expect(skipped.isEmpty && log.statements.isEmpty)
         // The zone's three texts are read and matched; the code's (more than 30) only below a cap above them.
         var zone = SearchRequest(query: nil)
         zone.filter = "zone MATCHES 'Europe/.*' AND code MATCHES 'Alpha.*'"

@@ -9,7 +9,7 @@ import Testing
 struct FilterEvaluationPropertyTests {
     static let names = ["a", "b", "c"]
     static let strings = ["Tokyo", "tokyo", "Tōkyō", "TOKYO", "kyo", "Kyō", "abc", "ab*c", "a?c", "a\\c", "", "2024-05-10",
-                          "2024-05-10T14:14:07Z", "é", "e\u{301}", "Z", "東京", "ß", "SS", "x[y]", "a*\u{301}", "[\u{301}b"]
+                          "2024-05-10T14:14:07Z", "é", "e\u{301}", "Z", "東京", "ß", "SS", "x[y]", "a*\u{301}", "[\u{301}b", "123", "ABC"]
     static let numbers: [Double] = [-1, 0, 1, 2.5, 10, 1e9]
     static let dates = ["2024-05-10T00:00:00Z", "2024-05-10T14:14:07Z", "2001-01-01T00:00:00Z"].compactMap(PredicateParser.date)
 
@@ -29,7 +29,8 @@ struct FilterEvaluationPropertyTests {
         case 2: return "\(numbers.randomElement(using: &generator) ?? 0)"
         case 3: return "CAST('\(["2024-05-10T14:14:07Z", "2024-05-10T00:00:00Z", "2001-01-01T00:00:00Z"].randomElement(using: &generator) ?? "")', 'NSDate')"
         case 4: return "'2024-05-1\(Int.random(in: 0...1, using: &generator))'"
-        case 5: return ["\"*kyo\"", "\"t?kyo\"", "\"T*\"", "\"a\\\\*c\"", "\".*ky.*\"", "\"[a-z]+\"", "\"*\\\\*\u{301}\"", "\"[\u{301}*\""].randomElement(using: &generator) ?? "\"\""
+        case 5: return ["\"*kyo\"", "\"t?kyo\"", "\"T*\"", "\"a\\\\*c\"", "\".*ky.*\"", "\"[a-z]+\"", "\"*\\\\*\u{301}\"", "\"[\u{301}*\"",
+                        "\"\\\\D+\"", "\"\\\\W*\\\\w+\"", "\"[A-Z].*\"", "\"\\\\QT\\\\E.*\""].randomElement(using: &generator) ?? "\"\""
         default: return ["nil", "YES", "NO"].randomElement(using: &generator) ?? "nil"
         }
     }
@@ -54,7 +55,7 @@ struct FilterEvaluationPropertyTests {
         }
     }
 
-    @Test("2,000 random predicates over 60 items with random values: Swift keeps what SQLite keeps")
+    @Test("2,000 random predicates over 60 items with random values: Swift keeps what SQLite keeps, alone and with words")
     func swiftMatchesSQLite() throws {
         var generator = SeededGenerator(seed: 16)
         let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("f.searchindex").path, mode: .readWrite(permissions: nil))
@@ -72,17 +73,81 @@ struct FilterEvaluationPropertyTests {
             let text = Self.randomPredicate(&generator)
             let predicate: FilterPredicate
             do { predicate = try PredicateParser.parse(text) } catch { continue }  // a usage error (a bad regex, a LIKE on a number)
-            var request = SearchRequest(query: nil)
-            request.filter = text
-            request.limit = 1_000
-            let sqlite = Set(try index.search(request).hits.map(\.uri))
             let swift = Set(items.filter { predicate.isSatisfied(by: $0.attributes) }.map(\.uri))
-            #expect(sqlite == swift, "\(text): SQLite only \(sqlite.subtracting(swift).sorted()), Swift only \(swift.subtracting(sqlite).sorted())")
+            // Alone, the filter is a set of items (each comparison read through the attribute indexes); with
+            // words, a probe of each matching item.
+            for query in [nil, "item"] {
+                var request = SearchRequest(query: query)
+                request.filter = text
+                request.limit = 1_000
+                let sqlite = Set(try index.search(request).hits.map(\.uri))
+                #expect(sqlite == swift, "\(text) \(query ?? ""): SQLite only \(sqlite.subtracting(swift).sorted()), Swift only \(swift.subtracting(sqlite).sorted())")
+            }
             compared += 1
             if !swift.isEmpty && swift.count < items.count { informative += 1 }
         }
         #expect(compared > 1_500)
         #expect(informative > compared / 3, "most predicates should keep some items and drop others")
+    }
+
+    @Test("MATCHES[c] ignores case in the expression: \\D stays 'not a digit', \\Q…\\E still compiles; [d] folds both")
+    func matchesIgnoringCase() throws {
+        let codes = ["123", "abc", "ABC", "Ábc"]
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("m.searchindex").path, mode: .readWrite(permissions: nil))
+        var items: [IndexedItem] = []
+        for (key, code) in codes.enumerated() {
+            var item = IndexFixtures.item(key, "Item \(key)")
+            item.attributes["code"] = [.string(code)]
+            items.append(item)
+        }
+        try index.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
+        let expected: [(String, Set<String>)] = [
+            ("code MATCHES[c] '\\\\D+'", ["abc", "ABC", "Ábc"]), ("code MATCHES '\\\\D+'", ["abc", "ABC", "Ábc"]),
+            ("code MATCHES[c] '\\\\d+'", ["123"]), ("code MATCHES[c] '[a-c]+'", ["abc", "ABC"]), ("code MATCHES[cd] '[a-c]+'", ["abc", "ABC", "Ábc"]),
+            ("code MATCHES[c] '\\\\QA\\\\E.*'", ["abc", "ABC"]), ("code MATCHES 'a.*'", ["abc"]), ("code MATCHES[d] 'A.*'", ["ABC", "Ábc"]),
+            ("NOT code MATCHES[c] '\\\\W*'", ["123", "abc", "ABC", "Ábc"]),
+        ]
+        for (filter, want) in expected {
+            let predicate = try PredicateParser.parse(filter)
+            let swift = Set(codes.enumerated().filter { predicate.isSatisfied(by: ["code": [.string($0.element)]]) }.map(\.element))
+            #expect(swift == want, "\(filter)")
+            for query in [nil, "item"] {
+                var request = SearchRequest(query: query)
+                request.filter = filter
+                let found = Set(try index.search(request).hits.compactMap { hit in items.firstIndex { $0.uri == hit.uri }.map { codes[$0] } })
+                #expect(found == want, "\(filter) \(query ?? "")")
+            }
+        }
+    }
+
+    @Test("MATCHES past the texts matched one by one: the rest of an attribute's texts are matched by rows, and a cache emptied keeps answering")
+    func matchesPastTheTextLimit() throws {
+        // More distinct texts than are matched one by one, some held twice.
+        let count = FilterPredicate.mostTextsMatched + 150
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("t.searchindex").path, mode: .readWrite(permissions: nil))
+        let items = (0..<count).map { key in
+            var item = IndexFixtures.item(key, "Item \(key)")
+            item.attributes["code"] = [.string(String(format: "c%05d", key % (count - 40)))]
+            return item
+        }
+        try index.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
+        for filter in ["code MATCHES 'c0000[0-9]|c100[0-9]{2}'", "code MATCHES[c] 'C1010.'", "NOT code MATCHES 'c0.*'"] {
+            let predicate = try PredicateParser.parse(filter)
+            var request = SearchRequest(query: nil)
+            (request.filter, request.limit) = (filter, count)
+            let found = Set(try index.search(request).hits.map(\.uri))
+            let brute = Set(items.filter { predicate.isSatisfied(by: $0.attributes) }.map(\.uri))
+            #expect(found == brute && !brute.isEmpty, "\(filter): \(found.count) found, \(brute.count) expected")
+            // Texts past the limit are among those kept.
+            #expect(brute.contains { Int($0.split(separator: "p").last ?? "") ?? 0 > FilterPredicate.mostTextsMatched } || filter.hasPrefix("NOT"), "\(filter)")
+        }
+        var patterns = MatchesPatterns()
+        for round in 0..<(3 * MatchesPatterns.capacity) {
+            let same = patterns.wholeMatch("x\(round)", pattern: "x\(round)")
+            let next = patterns.wholeMatch("x\(round)", pattern: "x\(round + 1)")
+            let kept = patterns.wholeMatch("x\(round % 3)", pattern: "x[0-2]")
+            #expect(same && !next && kept, "round \(round)")
+        }
     }
 
     @Test("a NUL in a filter is refused at its position: SQLite would compare the pattern cut short at it (found by the fuzzer)")

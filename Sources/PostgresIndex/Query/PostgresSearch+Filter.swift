@@ -21,6 +21,12 @@ extension PostgresSearch {
     /// PostgreSQL's regular expressions are not Swift's, so each distinct text is read (a skip-scan of the
     /// `(name, text)` index, one probe per text) and matched here. A time zone or a country is held by
     /// thousands of items: matching each row read took 4 s for the Corpus's 34,007 places in a debug build.
+    /// An attribute found past the limit is remembered (``PostgresIndex/attributesPastTextLimit``), so that
+    /// its texts are not read again by every search only to be dropped.
+    ///
+    /// The texts are read in a statement of their own, before the search's: a text written by a batch that
+    /// commits in between is not among them, and that search misses its items (the next one finds them), as
+    /// a total counted apart from the rows may differ from them by such a batch.
     static func matchedTexts(in predicate: FilterPredicate?, index: PostgresIndex, log: StatementLog?,
                              mostTexts: Int = mostTextsMatched) async throws(PostgresIndexError) -> [MatchesKey: [String]] {
         var keys: [MatchesKey] = []
@@ -39,6 +45,10 @@ extension PostgresSearch {
         var textsByAttribute: [String: [String]?] = [:]
         var patterns = MatchesPatterns()
         for key in keys where matched[key] == nil {
+            if textsByAttribute[key.attribute] == nil,
+               let limit = index.attributesPastTextLimit.withLock({ $0[key.attribute] }), limit >= mostTexts {
+                textsByAttribute[key.attribute] = .some(nil)
+            }
             if textsByAttribute[key.attribute] == nil {
                 var parameters = StatementParameters()
                 let name = parameters.add(ItemRow.withoutNUL(key.attribute)), most = parameters.add(Int64(mostTexts))
@@ -53,11 +63,15 @@ extension PostgresSearch {
                     """
                 log?.record(.init(sql: sql, bindings: parameters.bindings, arguments: parameters.arguments))
                 let texts = try await index.rows(sql, parameters.bindings).map { row throws(PostgresIndexError) in try PostgresIndex.decode(row, as: String.self) }
-                textsByAttribute[key.attribute] = .some(texts.count > mostTexts ? nil : texts)
+                if texts.count > mostTexts {
+                    textsByAttribute[key.attribute] = .some(nil)
+                    index.attributesPastTextLimit.withLock { $0[key.attribute] = max($0[key.attribute] ?? 0, mostTexts) }
+                } else {
+                    textsByAttribute[key.attribute] = .some(texts)
+                }
             }
             guard let texts = textsByAttribute[key.attribute] ?? nil else { continue }
-            let pattern = SearchIndex.fold(key.pattern, options: key.options)
-            matched[key] = texts.filter { patterns.wholeMatch(SearchIndex.fold($0, options: key.options), pattern: pattern) }
+            matched[key] = texts.filter { patterns.wholeMatch($0, pattern: key.pattern, options: key.options) }
         }
         return matched
     }
@@ -70,7 +84,7 @@ extension PostgresSearch {
     /// `[d]` and `[cd]`) but `MATCHES`, whose regular expressions are Swift's: it is decided by the texts
     /// found to match (`matched`, from ``matchedTexts(in:index:log:mostTexts:)``), or, for an attribute with too many
     /// texts, only narrows down to items with a text value of the attribute, the rows kept being checked in
-    /// Swift (``FilterPredicate/isSatisfied(by:)``). A `NOT` of an inexact part narrows nothing.
+    /// Swift (``FilterPredicate/isSatisfied(by:patterns:)``). A `NOT` of an inexact part narrows nothing.
     static func condition(_ predicate: FilterPredicate, matched: [MatchesKey: [String]], parameters: inout StatementParameters) -> (sql: String, exact: Bool) {
         switch predicate {
         case .constant(let value):

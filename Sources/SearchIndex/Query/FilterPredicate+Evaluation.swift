@@ -61,15 +61,18 @@ extension FilterPredicate {
             default:
                 return false
             }
-        case .beginsWith, .endsWith, .contains, .like, .matches:
+        case .matches:
+            // The raw text and pattern: `[c]` ignores case in the expression (``MatchesPatterns``).
+            guard case .string(let pattern) = values.first, let raw = value.textColumn else { return false }
+            return patterns.wholeMatch(raw, pattern: pattern, options: options.rawValue)
+        case .beginsWith, .endsWith, .contains, .like:
             guard case .string(let raw) = values.first, let text else { return false }
             let pattern = fold(raw)
             switch comparison {
             case .beginsWith: return text.utf8.starts(with: pattern.utf8)
             case .endsWith: return text.utf8.reversed().starts(with: pattern.utf8.reversed())
             case .contains: return pattern.isEmpty || Self.bytes(of: text, contain: pattern)
-            case .like: return LikePattern(pattern).matches(Array(text.unicodeScalars))
-            default: return patterns.wholeMatch(text, pattern: pattern)
+            default: return LikePattern(pattern).matches(Array(text.unicodeScalars))
             }
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
             switch (values.first, value) {

@@ -7,8 +7,14 @@
 /// Not `Sendable`, as `Regex` is not: whoever keeps one keeps it to one thread at a time (behind a
 /// connection's lock, or in one search's frame).
 package struct MatchesPatterns {
-    /// The compiled expressions, by pattern; `nil` for one that does not compile (it matches nothing).
-    private var compiled: [String: Regex<AnyRegexOutput>?] = [:]
+    /// A pattern as compiled: `[d]` folds its diacritics (and the text's), `[c]` makes it ignore case.
+    private struct Key: Hashable {
+        var pattern: String
+        var options: Int
+    }
+
+    /// The compiled expressions; `nil` for one that does not compile (it matches nothing).
+    private var compiled: [Key: Regex<AnyRegexOutput>?] = [:]
 
     /// How many patterns are kept compiled: a saved search or a script uses a handful, and a stream of
     /// distinct patterns empties the cache rather than growing it without bound.
@@ -17,17 +23,33 @@ package struct MatchesPatterns {
     /// An empty cache.
     package init() {}
 
-    /// Whether all of `text` matches the regular expression `pattern`; `false` when it does not compile.
-    package mutating func wholeMatch(_ text: String, pattern: String) -> Bool {
+    /// Whether all of `text` matches the regular expression `pattern` under `options` (`[c]` 1, `[d]` 2,
+    /// as ``FilterPredicate/Options``); `false` when it does not compile.
+    ///
+    /// `[c]` compiles the pattern to ignore case rather than folding its text as other comparisons fold
+    /// their literal: lowercased, `\D`, `\W`, `\S` and `\B` would turn into their opposites and `\Q…\E`
+    /// would no longer compile. `[d]` folds the diacritics of both, as for every other comparison.
+    package mutating func wholeMatch(_ text: String, pattern: String, options: Int = 0) -> Bool {
+        let diacritics = options & FilterPredicate.Options.diacriticInsensitive.rawValue
+        let key = Key(pattern: pattern, options: options)
         let regex: Regex<AnyRegexOutput>?
-        if let kept = compiled[pattern] {
+        if let kept = compiled[key] {
             regex = kept
         } else {
             if compiled.count >= Self.capacity { compiled.removeAll(keepingCapacity: true) }
-            regex = try? Regex(pattern)
-            compiled[pattern] = .some(regex)
+            regex = Self.compile(SearchIndex.fold(pattern, options: diacritics),
+                                 ignoringCase: options & FilterPredicate.Options.caseInsensitive.rawValue != 0)
+            compiled[key] = .some(regex)
         }
         guard let regex else { return false }
-        return (try? regex.wholeMatch(in: text)) != nil
+        return (try? regex.wholeMatch(in: SearchIndex.fold(text, options: diacritics))) != nil
+    }
+
+    /// Compiles a pattern. Kept apart (never inlined) so that the fuzz script can name it: LeakSanitizer
+    /// reports the trees of an expression still alive at exit, which it cannot follow.
+    @inline(never)
+    private static func compile(_ pattern: String, ignoringCase: Bool) -> Regex<AnyRegexOutput>? {
+        guard let regex = try? Regex(pattern) else { return nil }
+        return ignoringCase ? regex.ignoresCase() : regex
     }
 }
