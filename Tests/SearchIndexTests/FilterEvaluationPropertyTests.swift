@@ -150,6 +150,34 @@ struct FilterEvaluationPropertyTests {
         }
     }
 
+    @Test("a filter keeping few items drives a frequent word's scan: the same pages, scores and total as probing each row")
+    func filterDrivesFrequentWords() throws {
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("d.searchindex").path, mode: .readWrite(permissions: nil))
+        // More rows of `common` than a filter drives below; ranks and lengths vary the scores.
+        let items = (0..<2_600).map { key in
+            var item = IndexFixtures.item(key, "Item \(key)" + String(repeating: " x", count: key % 5), text: ["common"], rank: Double(key % 13))
+            if key % 9 != 0 { item.attributes["tag"] = [.number(Double(key % 40))] + (key % 7 == 0 ? [.number(Double(key % 40))] : []) }
+            return item
+        }
+        try index.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
+        var driven = 0
+        for filter in ["tag == 3", "tag BETWEEN {3, 5}", "tag == 7 AND NOT tag == 8", "tag > 36", "tag < 30"] {
+            for (limit, offset) in [(20, 0), (7, 5)] {
+                var request = SearchRequest(query: "common", limit: limit, offset: offset)
+                request.filter = filter
+                // An OR is never driven: every row is probed.
+                var probed = request
+                probed.filter = "(\(filter)) OR FALSEPREDICATE"
+                let (got, want) = (try index.search(request), try index.search(probed))
+                #expect(got.hits.map(\.uri) == want.hits.map(\.uri) && got.hits.map(\.score) == want.hits.map(\.score), "\(filter) \(limit) \(offset)")
+                #expect(got.hits.count == min(limit, max(0, items.filter { try! PredicateParser.parse(filter).isSatisfied(by: $0.attributes) }.count - offset)))
+                if try index.explain(request).statements.contains(where: { $0.sql.contains("searchlight_in_ids") }) { driven += 1 }
+            }
+        }
+        // Most filters keep few enough items to drive; `tag < 30` keeps too many.
+        #expect(driven >= 6, "\(driven) pages driven")
+    }
+
     @Test("a NUL in a filter is refused at its position: SQLite would compare the pattern cut short at it (found by the fuzzer)")
     func nul() {
         #expect(throws: SearchIndexError.invalidPredicate(reason: "a filter cannot contain the NUL character", position: 18)) {

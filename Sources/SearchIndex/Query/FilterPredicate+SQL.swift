@@ -48,6 +48,30 @@ extension FilterPredicate {
         options.isEmpty ? "a.text" : "searchlight_fold(a.text, \(options.rawValue))"
     }
 
+    /// A statement reading, through an attribute index, the ids of the items one comparison keeps, such that
+    /// every item the filter keeps is among them (some may repeat): the filter itself, or a part of its top
+    /// `AND`. Nil when no such comparison reads a range of an index: folded texts, `!=`, `nil`, `IN`, text
+    /// comparisons, and strings that read as dates (which compare with dates too) are probed instead.
+    func drivingItems() -> (sql: String, arguments: StatementArguments)? {
+        switch self {
+        case .and(let parts):
+            return parts.lazy.compactMap { $0.drivingItems() }.first
+        case .comparison(let attribute, let comparison, let options, let values):
+            guard options.isEmpty, [.equal, .less, .lessOrEqual, .greater, .greaterOrEqual, .between].contains(comparison),
+                  !values.isEmpty, values.allSatisfy({ literal in
+                      switch literal {
+                      case .number, .date: true
+                      case .string(let text): PredicateParser.date(text) == nil
+                      case .null: false
+                      }
+                  }) else { return nil }
+            let (condition, arguments) = Self.condition(comparison, options: options, values: values)
+            return ("SELECT a.item_id FROM item_attributes a WHERE a.name = ? AND (\(condition))", [attribute] + arguments)
+        case .constant, .or, .not:
+            return nil
+        }
+    }
+
     /// Of an attribute's distinct texts, the most matched one by one: past them, rows are matched.
     static let mostTextsMatched = 10_000
 
