@@ -48,26 +48,25 @@ extension FilterPredicate {
         options.isEmpty ? "a.text" : "searchlight_fold(a.text, \(options.rawValue))"
     }
 
-    /// A statement reading, through an attribute index, the ids of the items one comparison keeps, such that
+    /// A statement reading, through an attribute index, the ids of the items an equality keeps, such that
     /// every item the filter keeps is among them (some may repeat): the filter itself, or a part of its top
-    /// `AND`. Nil when no such comparison reads a range of an index: folded texts, `!=`, `nil`, `IN`, text
-    /// comparisons, and strings that read as dates (which compare with dates too) are probed instead.
+    /// `AND`. Its rows share one index key, so they come in the order they were written. Nil without such an
+    /// equality: folded texts, strings that read as dates (which compare with dates too) and every other
+    /// comparison are probed instead (a range's ids come by value, and tell nothing of how many it keeps).
     func drivingItems() -> (sql: String, arguments: StatementArguments)? {
         switch self {
         case .and(let parts):
             return parts.lazy.compactMap { $0.drivingItems() }.first
-        case .comparison(let attribute, let comparison, let options, let values):
-            guard options.isEmpty, [.equal, .less, .lessOrEqual, .greater, .greaterOrEqual, .between].contains(comparison),
-                  !values.isEmpty, values.allSatisfy({ literal in
-                      switch literal {
-                      case .number, .date: true
-                      case .string(let text): PredicateParser.date(text) == nil
-                      case .null: false
-                      }
-                  }) else { return nil }
-            let (condition, arguments) = Self.condition(comparison, options: options, values: values)
+        case .comparison(let attribute, .equal, let options, let values):
+            guard options.isEmpty, let value = values.first, values.count == 1 else { return nil }
+            switch value {
+            case .number, .date: break
+            case .string(let text): guard PredicateParser.date(text) == nil else { return nil }
+            case .null: return nil
+            }
+            let (condition, arguments) = Self.condition(.equal, options: options, values: values)
             return ("SELECT a.item_id FROM item_attributes a WHERE a.name = ? AND (\(condition))", [attribute] + arguments)
-        case .constant, .or, .not:
+        case .comparison, .constant, .or, .not:
             return nil
         }
     }

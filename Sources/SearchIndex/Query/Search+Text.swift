@@ -26,7 +26,7 @@ extension Search {
         }
         // A filter keeping few items beside words held by many: each row checked against the items it keeps
         // (read once, in a C binary search) before the filter's probe.
-        if prunes, let ids = try filterDrivenIDs() {
+        if prunes, ranksPageInSQL, let ids = try filterDrivenIDs() {
             return request.page(of: try textMatches(expression: expression, within: ids))
         }
         var sql = """
@@ -49,8 +49,8 @@ extension Search {
     /// The most items a driving comparison may keep, per match estimated: reading an id through the index
     /// costs about 0.28 µs, a row checked against the ids 0.1 µs, a row probed 0.45 µs (939,632 places).
     static let filterIDsPerMatch = 1
-    /// The ids read first to estimate how many a comparison keeps.
-    static let filterSample = 256
+    /// The ids read first, to estimate how many the equality keeps.
+    static let sampledIDs = 256
     /// The most ids read for a driving comparison (2 MB).
     static let mostFilterDrivenIDs = 250_000
 
@@ -58,39 +58,33 @@ extension Search {
     /// they are few beside the words' estimated matches; nil otherwise.
     ///
     /// Each row of the words is then checked against them (`searchlight_in_ids`) before the filter's probe,
-    /// which SQLite runs last, as it does every subquery: probing each of `city`'s 63,684 rows for
-    /// `country == "FR"` was most of its 46 ms at 939,632 places.
+    /// which SQLite runs last, as it does every subquery: probing each of `san`'s 24,312 rows for
+    /// `country == "AT"` was most of its 14 ms at 939,632 places (6.2 ms driven).
     mutating func filterDrivenIDs() throws -> [Int64]? {
         guard let predicate, let parsed, let driving = predicate.drivingItems() else { return nil }
         let matches = try matchEstimate ?? estimate(parsed)
         matchEstimate = matches
         guard matches >= Self.fewestMatchesDrivenByFilter else { return nil }
         let most = min(Self.mostFilterDrivenIDs, matches * Self.filterIDsPerMatch)
-        // Sampled first: reading a comparison that keeps too many costs as much as probing saves (`new` in the
-        // United States, 87,132 items for 39,872 matches: 40 → 58 ms). Its first ids come in id order: spread
-        // over a narrow span of the items' ids, the comparison keeps many (clustered ids overestimate, and
-        // fall back to probing).
-        let sample = driving.sql + " LIMIT \(Self.filterSample)"
+        // A sample first: reading an equality that keeps too many costs as much as probing saves (`new` in the
+        // United States, 87,132 items for 39,872 matches: 40 → 58 ms). Fewer than the sample: they are all
+        // read. Its ids come in writing order: spread over a narrow span of the items' ids, it keeps many
+        // (clustered ids overestimate, and fall back to probing).
+        let sampled = Self.sampledIDs
+        let sample = driving.sql + " LIMIT \(sampled)"
         record(sample, driving.arguments)
-        let first = try Int64.fetchAll(db.cachedStatement(sql: sample), arguments: driving.arguments)
-        if first.count == Self.filterSample, let low = first.min(), let high = first.max(), high > low,
-           let span = try Int64.fetchOne(db.cachedStatement(sql: "SELECT (SELECT max(id) FROM items) - (SELECT min(id) FROM items)")) {
-            let estimated = Double(Self.filterSample - 1) * Double(span) / Double(high - low)
-            guard estimated <= Double(most) else { return nil }
+        var ids = try Int64.fetchAll(db.cachedStatement(sql: sample), arguments: driving.arguments)
+        if ids.count == sampled {
+            guard let low = ids.min(), let high = ids.max(), high > low,
+                  let span = try Int64.fetchOne(db.cachedStatement(sql: "SELECT (SELECT max(id) FROM items) - (SELECT min(id) FROM items)")),
+                  Double(sampled - 1) * Double(span) / Double(high - low) <= Double(most) else { return nil }
+            let sql = driving.sql + " LIMIT \(most + 1)"
+            record(sql, driving.arguments)
+            ids = try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: driving.arguments)
+            guard ids.count <= most else { return nil }
         }
-        let sql = driving.sql + " LIMIT \(most + 1)"
-        record(sql, driving.arguments)
-        var ids = try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: driving.arguments)
-        guard ids.count <= most else { return nil }
-        ids.sort()
-        // An item holding two values the comparison keeps is read twice.
-        var kept = 0
-        for index in ids.indices where index == 0 || ids[index] != ids[kept - 1] {
-            ids[kept] = ids[index]
-            kept += 1
-        }
-        ids.removeLast(ids.count - kept)
-        return ids
+        // Repeated ids (an item holding two values the comparison keeps) are harmless to the binary search.
+        return ids.sorted()
     }
 
     /// Candidates from rows of `id, uri, entity, display_name, latitude, longitude, score` (the ranking's minus).
