@@ -11,12 +11,9 @@ extension PostgresSearch {
         var pattern: String
     }
 
-    /// Of an attribute with at most this many distinct texts, `MATCHES` is decided once per text before
-    /// the search (then exactly in SQL); past it, on every row read, in Swift.
-    static let mostTextsMatched = 10_000
-
     /// For each `MATCHES` comparison in the filter, the texts of its attribute that match, when the
-    /// attribute has at most `mostTexts` (``mostTextsMatched``) distinct texts.
+    /// attribute has at most `mostTexts` distinct texts (as many as SQLite matches one by one,
+    /// ``FilterPredicate/mostTextsMatched``); past them, every row read is checked in Swift.
     ///
     /// PostgreSQL's regular expressions are not Swift's, so each distinct text is read (a skip-scan of the
     /// `(name, text)` index, one probe per text) and matched here. A time zone or a country is held by
@@ -25,10 +22,10 @@ extension PostgresSearch {
     /// its texts are not read again by every search only to be dropped.
     ///
     /// The texts are read in a statement of their own, before the search's: a text written by a batch that
-    /// commits in between is not among them, and that search misses its items (the next one finds them), as
-    /// a total counted apart from the rows may differ from them by such a batch.
+    /// commits in between is not among them, so that search misses its items (or, under `NOT`, keeps them);
+    /// the next one decides them. A total counted apart from the rows may differ from them by such a batch too.
     static func matchedTexts(in predicate: FilterPredicate?, index: PostgresIndex, log: StatementLog?,
-                             mostTexts: Int = mostTextsMatched) async throws(PostgresIndexError) -> [MatchesKey: [String]] {
+                             mostTexts: Int = FilterPredicate.mostTextsMatched) async throws(PostgresIndexError) -> [MatchesKey: [String]] {
         var keys: [MatchesKey] = []
         func collect(_ predicate: FilterPredicate) {
             switch predicate {

@@ -6,7 +6,8 @@ extension FilterPredicate {
     ///
     /// A comparison passes when one of the attribute's values satisfies it; `!=` is "not `==`" (an item
     /// without the attribute passes); `== nil` passes an item without the attribute. Text compares as
-    /// SQLite's BINARY collation does (UTF-8 bytes), after `[c]`/`[d]` folding; a string that reads as an
+    /// SQLite's BINARY collation does (UTF-8 bytes), after `[c]`/`[d]` folding (`MATCHES [c]` ignores case in
+    /// its expression instead, ``MatchesPatterns``); a string that reads as an
     /// ISO-8601 date also compares with date values. Values that are not finite are never stored, so they
     /// never match.
     package func isSatisfied(by attributes: [String: [FilterValue]]) -> Bool {
@@ -38,6 +39,11 @@ extension FilterPredicate {
 
     /// Whether one attribute value satisfies a comparison (the SQL's condition on one attribute row).
     private static func holds(_ comparison: Operator, options: Options, values: [Literal], for value: FilterValue, patterns: inout MatchesPatterns) -> Bool {
+        if comparison == .matches {
+            // The raw text and pattern: `[c]` ignores case in the expression (``MatchesPatterns``).
+            guard case .string(let pattern) = values.first, let raw = value.textColumn else { return false }
+            return patterns.wholeMatch(raw, pattern: pattern, options: options.rawValue)
+        }
         func fold(_ string: String) -> String { SearchIndex.fold(string, options: options.rawValue) }
         let text = value.textColumn.map(fold)
         switch comparison {
@@ -62,9 +68,7 @@ extension FilterPredicate {
                 return false
             }
         case .matches:
-            // The raw text and pattern: `[c]` ignores case in the expression (``MatchesPatterns``).
-            guard case .string(let pattern) = values.first, let raw = value.textColumn else { return false }
-            return patterns.wholeMatch(raw, pattern: pattern, options: options.rawValue)
+            return false  // decided above, on the raw text
         case .beginsWith, .endsWith, .contains, .like:
             guard case .string(let raw) = values.first, let text else { return false }
             let pattern = fold(raw)

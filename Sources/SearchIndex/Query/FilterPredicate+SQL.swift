@@ -72,7 +72,7 @@ extension FilterPredicate {
     }
 
     /// Of an attribute's distinct texts, the most matched one by one: past them, rows are matched.
-    static let mostTextsMatched = 10_000
+    package static let mostTextsMatched = 10_000
 
     /// The items holding a text of an attribute that matches a regular expression (the set form of `MATCHES`),
     /// the expression matched once per distinct text. Its arguments: the attribute's name three times, the
