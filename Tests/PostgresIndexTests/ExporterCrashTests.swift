@@ -121,6 +121,34 @@ struct ExporterCrashTests {
         return expected
     }
 
+    /// The index's checkpoints; none while no exporter has created its schema.
+    static func checkpoints(at url: String) async throws -> [StoreCheckpoint] {
+        do {
+            let reader = try await PostgresIndex.open(try PostgresLocation(url), creating: false)
+            do {
+                let checkpoints = try await reader.checkpoints()
+                await reader.close()
+                return checkpoints
+            } catch {
+                await reader.close()
+                throw error
+            }
+        } catch PostgresIndexError.notAnIndex {
+            return []
+        }
+    }
+
+    /// Waits until the index's checkpoints differ from `last`; false if they did not within `limit`.
+    static func checkpoints(at url: String, moveFrom last: [StoreCheckpoint], within limit: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            // A server still starting, or an exporter creating the schema, is not yet an answer.
+            if let now = try? await checkpoints(at: url), now != last { return true }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return false
+    }
+
     @Test("40 kills of two concurrent exporters and 4 server crashes: each store's items equal the store and an SQLite index of it",
           .enabled(if: PostgresCluster.unavailability == nil || PostgresCluster.required, "PostgreSQL is not installed"))
     func killExporters() async throws {
@@ -131,23 +159,32 @@ struct ExporterCrashTests {
         // Enough places that an exporter is still busy when killed: a renamed country re-indexes 250 of them.
         // Batches of 10 changes, so that killed runs commit some of the app's history, not only export pages.
         let apps = try ["Alpha", "Beta"].map { try App(folder: folder, name: $0, places: 5_000) }
-        var killed = 0, crashes = 0, temporary = 0, progressed = 0
+        var killed = 0, crashes = 0, temporary = 0, progressed = 0, waitedForCommits = 0
         var failures: [String] = []
         var lastCheckpoints: [StoreCheckpoint] = []
-        // A round whose kills landed before any commit doubles the next round's wait, up to 4 times: on a loaded
-        // machine an exporter may commit nothing in 0.7 s (CI once saw the checkpoints move in 1 round of 20), and
-        // kills that always land before a commit never test a resumed one.
-        var stretch: UInt32 = 1
+        // Most kills are timed by the index itself: they land just after the checkpoints move, inside the batch
+        // that follows. Kills timed by the clock alone all landed before any commit on a loaded machine (CI once
+        // saw the checkpoints move in 4 rounds of 20), and such kills never test a resumed run.
         for round in 0..<20 {
             let exporters = try apps.enumerated().map { position, app in
                 try Self.startExporter(store: app.path, index: url, log: folder.appendingPathComponent("exporter-\(position).log"))
             }
-            try await Task.sleep(nanoseconds: UInt64.random(in: 100_000_000...700_000_000) * UInt64(stretch))
-            if round % 5 == 2 {
+            switch round % 5 {
+            case 2:
                 // The server crashes mid-batch (SIGQUIT: immediate shutdown, recovery at the next start).
+                try await Task.sleep(nanoseconds: UInt64.random(in: 100_000_000...700_000_000))
                 cluster.stop(signal: SIGQUIT)
                 crashes += 1
                 try cluster.start()
+            case 4:
+                // Killed at a random moment, often before anything is committed.
+                try await Task.sleep(nanoseconds: UInt64.random(in: 100_000_000...700_000_000))
+            default:
+                waitedForCommits += 1
+                if try await !Self.checkpoints(at: url, moveFrom: lastCheckpoints, within: .seconds(120)) {
+                    failures.append("round \(round): no exporter committed anything in 120 s")
+                }
+                try await Task.sleep(nanoseconds: UInt64.random(in: 0...30_000_000))
             }
             for exporter in exporters where exporter.isRunning {
                 kill(exporter.processIdentifier, SIGKILL)
@@ -162,15 +199,9 @@ struct ExporterCrashTests {
             }
             // Killed runs still move the index on: their committed batches stay.
             do {
-                let reader = try await PostgresIndex.open(try PostgresLocation(url), creating: false)
-                let checkpoints = try await reader.checkpoints()
+                let checkpoints = try await Self.checkpoints(at: url)
                 if checkpoints != lastCheckpoints { progressed += 1 }
-                stretch = checkpoints != lastCheckpoints ? max(1, stretch / 2) : min(4, stretch * 2)
                 lastCheckpoints = checkpoints
-                await reader.close()
-            } catch PostgresIndexError.notAnIndex {
-                // No exporter has created the schema yet (all were killed before): nothing to read.
-                stretch = min(4, stretch * 2)
             } catch {
                 failures.append("round \(round): the index could not be read: \(error)")
             }
@@ -180,7 +211,8 @@ struct ExporterCrashTests {
         #expect(failures.isEmpty, "\(failures)")
         #expect(killed >= 20, "only \(killed) exporters were still running when killed")
         #expect(crashes == 4)
-        #expect(progressed >= 5, "the checkpoints moved in only \(progressed) of 20 rounds")
+        #expect(waitedForCommits == 12)
+        #expect(progressed >= waitedForCommits, "the checkpoints moved in only \(progressed) of 20 rounds")
 
         // Caught up once more after everything stopped: the killed exporters' last batches resume.
         for (position, app) in apps.enumerated() {
