@@ -109,8 +109,13 @@ struct ConcurrencyTests {
         // Blocking database work runs on its own threads, as separate reader processes would.
         let group = DispatchGroup()
         let failures = Failures()
+        // The writer starts once both readers have read once: on a loaded machine it could otherwise write
+        // all its batches before a reader looks, and the readers would see one state.
+        let readersStarted = DispatchSemaphore(value: 0)
         DispatchQueue(label: "writer").async(group: group) {
             do {
+                readersStarted.wait()
+                readersStarted.wait()
                 for batch in 1...batches {
                     let items = (0..<size).map { IndexedItem(uri: "x-coredata://C/Item/p\(batch * size + $0)", entity: "Item", displayName: "fox \(batch)") }
                     try writer.apply(IndexBatch(upserts: items, checkpoint: StoreCheckpoint(storeUUID: "C", storePath: "/c", token: Int64(batch))))
@@ -128,12 +133,16 @@ struct ConcurrencyTests {
                         if statistics.itemsPerEntity["Item", default: 0] != Int(token) * size {
                             failures.record("reader \(number) saw \(statistics.itemsPerEntity) at token \(token)")
                         }
+                        if observations == 0 { readersStarted.signal() }
                         observations += 1
                         seenTokens.insert(token)
                         if token == Int64(batches) { break }
                     }
                     if seenTokens.count < 3 { failures.record("reader \(number) saw only \(seenTokens.count) states in \(observations) reads") }
-                } catch { failures.record("reader \(number): \(error)") }
+                } catch {
+                    failures.record("reader \(number): \(error)")
+                    readersStarted.signal()
+                }
             }
         }
         group.wait()
