@@ -39,6 +39,8 @@ public final class SearchIndex: Sendable {
             try SearchTokenizer.register(on: db)
             try SearchTokenizer.registerRanking(on: db)
             SearchIndex.registerPredicateFunctions(on: db)
+            // A new connection may take the address of one closed before: nothing it kept is this one's.
+            FilterItemSets.shared.opened(db)
             // FTS5 segment merges and the R-tree touch many pages: a 64 MiB cache keeps them in memory,
             // and memory-mapped reads spare a system call per page on large indexes. The whole file is mapped, up
             // to SQLite's own ceiling (2 GiB in Debian's build): a 940k-item index is 1.2 GB, and the pages past a

@@ -183,6 +183,49 @@ struct FilterEvaluationPropertyTests {
         #expect(driven == ["tag == 3", "tag == 7 AND NOT tag == 8"])
     }
 
+    @Test("an equality keeping many items is read once its probes would have paid for it, kept while nothing is written; every write is seen at once")
+    func keptFilterItems() throws {
+        let path = IndexFixtures.temporaryDirectory().appendingPathComponent("k.searchindex").path
+        let writer = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        // 3,000 items hold `common`, 2,000 others do not; the first 2,400 are in country A, written one after
+        // the other, so that the sample of A's first ids estimates more items than `common` has rows.
+        func item(_ key: Int, country: String, rank: Double) -> IndexedItem {
+            var item = IndexFixtures.item(key, "Item \(key)" + String(repeating: " x", count: key % 5), text: key < 3_000 || key >= 5_000 ? ["common"] : ["other"], rank: rank)
+            item.attributes["country"] = [.string(country)]
+            return item
+        }
+        let items = (0..<5_000).map { item($0, country: $0 < 2_400 || $0 % 5 == 0 ? "A" : "B", rank: Double($0 % 13)) }
+        try writer.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
+        let reader = try SearchIndex(path: path, mode: .readOnly)
+
+        var request = SearchRequest(query: "common", limit: 20)
+        request.filter = "country == \"A\""
+        var probed = request
+        probed.filter = "(country == \"A\") OR FALSEPREDICATE"
+        var expected: [SearchHit] = []
+        func check(_ index: SearchIndex, _ label: String) throws {
+            let got = try index.search(request).hits
+            #expect(got.map(\.uri) == expected.map(\.uri) && got.map(\.score) == expected.map(\.score), "\(label)")
+        }
+        expected = try reader.search(probed).hits
+        #expect(expected.count == 20)
+        for index in [reader, writer] {
+            for round in 0..<3 { try check(index, "round \(round)") }
+            #expect(try index.explain(request).statements.contains { $0.sql.contains("kept from an earlier search") }, "the items are kept")
+        }
+
+        // The writer moves the best item of A to B and writes a new best one in A: both connections see it at once.
+        let best = try #require(expected.first)
+        let moved = try #require(items.first { $0.uri == best.uri })
+        try writer.apply(IndexBatch(upserts: [item(Int(moved.uri.split(separator: "p").last ?? "") ?? 0, country: "B", rank: moved.rank),
+                                              item(9_999, country: "A", rank: 1_000)], checkpoint: IndexFixtures.checkpoint(2)))
+        expected = try reader.search(probed).hits
+        #expect(expected.first?.uri.hasSuffix("/p9999") == true && !expected.contains { $0.uri == best.uri })
+        for index in [reader, writer] {
+            for round in 0..<3 { try check(index, "after the write, round \(round)") }
+        }
+    }
+
     @Test("a NUL in a filter is refused at its position: SQLite would compare the pattern cut short at it (found by the fuzzer)")
     func nul() {
         #expect(throws: SearchIndexError.invalidPredicate(reason: "a filter cannot contain the NUL character", position: 18)) {

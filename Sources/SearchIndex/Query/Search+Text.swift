@@ -26,8 +26,8 @@ extension Search {
         }
         // A filter keeping few items beside words held by many: each row checked against the items it keeps
         // (read once, in a C binary search) before the filter's probe.
-        if prunes, ranksPageInSQL, let ids = try filterDrivenIDs() {
-            return request.page(of: try textMatches(expression: expression, within: ids))
+        if prunes, ranksPageInSQL, let driven = try filterDrivenIDs() {
+            return request.page(of: try textMatches(expression: expression, within: driven.ids, probingFilter: !driven.isWholeFilter))
         }
         var sql = """
             SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(prunes ? SearchIndex.topRankFunction : SearchIndex.rankFunction) AS score
@@ -55,16 +55,28 @@ extension Search {
     static let mostFilterDrivenIDs = 250_000
 
     /// The items the filter's driving comparison keeps (``FilterPredicate/drivingItems()``), sorted, when
-    /// they are few beside the words' estimated matches; nil otherwise.
+    /// they are few beside the words' estimated matches, or were read before on this connection; nil otherwise.
+    /// `isWholeFilter`: the comparison is the whole filter, so a row among the items needs no probe.
     ///
     /// Each row of the words is then checked against them (`searchlight_in_ids`) before the filter's probe,
     /// which SQLite runs last, as it does every subquery: probing each of `san`'s 24,312 rows for
-    /// `country == "AT"` was most of its 14 ms at 939,632 places (6.2 ms driven).
-    mutating func filterDrivenIDs() throws -> [Int64]? {
+    /// `country == "AT"` was most of its 14 ms at 939,632 places (6.2 ms driven). An equality keeping many
+    /// items is probed until the probes spent on it would have read them; then it is read and kept
+    /// (``FilterItemSets``).
+    mutating func filterDrivenIDs() throws -> (ids: [Int64], isWholeFilter: Bool)? {
         guard let predicate, let parsed, let driving = predicate.drivingItems() else { return nil }
         let matches = try matchEstimate ?? estimate(parsed)
         matchEstimate = matches
         guard matches >= Self.fewestMatchesDrivenByFilter else { return nil }
+        let isWholeFilter: Bool
+        if case .comparison = predicate { isWholeFilter = true } else { isWholeFilter = false }
+        let sets = FilterItemSets.shared
+        let key = "\(driving.sql) \(driving.arguments)"
+        let version = try FilterItemSets.Version(db)
+        if let kept = sets.ids(for: key, db: db, version: version) {
+            record(driving.sql + " -- kept from an earlier search", driving.arguments)
+            return (kept, isWholeFilter)
+        }
         let most = min(Self.mostFilterDrivenIDs, matches * Self.filterIDsPerMatch)
         // A sample first: reading an equality that keeps too many costs as much as probing saves (`new` in the
         // United States, 87,132 items for 39,872 matches: 40 → 58 ms). Fewer than the sample: they are all
@@ -76,15 +88,28 @@ extension Search {
         var ids = try Int64.fetchAll(db.cachedStatement(sql: sample), arguments: driving.arguments)
         if ids.count == sampled {
             guard let low = ids.min(), let high = ids.max(), high > low,
-                  let span = try Int64.fetchOne(db.cachedStatement(sql: "SELECT (SELECT max(id) FROM items) - (SELECT min(id) FROM items)")),
-                  Double(sampled - 1) * Double(span) / Double(high - low) <= Double(most) else { return nil }
-            let sql = driving.sql + " LIMIT \(most + 1)"
+                  let span = try Int64.fetchOne(db.cachedStatement(sql: "SELECT (SELECT max(id) FROM items) - (SELECT min(id) FROM items)"))
+            else { return nil }
+            var limit = most, spending = false
+            if Double(sampled - 1) * Double(span) / Double(high - low) > Double(most) {
+                // Probed this time, unless this connection's probes of the equality would have read it by now.
+                guard let affordable = sets.spend(Double(matches) * FilterItemSets.probeCost, atLeast: sampled, on: key, db: db, version: version)
+                else { return nil }
+                limit = affordable
+                spending = true
+            }
+            let sql = driving.sql + " LIMIT \(limit + 1)"
             record(sql, driving.arguments)
             ids = try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: driving.arguments)
-            guard ids.count <= most else { return nil }
+            guard ids.count <= limit else {
+                if spending { sets.keepsMore(than: limit, key: key, db: db, version: version) }
+                return nil
+            }
         }
         // Repeated ids (an item holding two values the comparison keeps) are harmless to the binary search.
-        return ids.sorted()
+        ids.sort()
+        sets.keep(ids, for: key, db: db, version: version)
+        return (ids, isWholeFilter)
     }
 
     /// Candidates from rows of `id, uri, entity, display_name, latitude, longitude, score` (the ranking's minus).
@@ -101,9 +126,10 @@ extension Search {
     /// boxes hold more than the circle) are dropped in SQL first, so that they never raise the bar
     /// (`searchlight_placed`), and only the page's rows leave SQLite. Every place within 50 km of Mexico City
     /// holds `city` (its time zone): 8.6 → 5.7 ms at 940k items.
-    mutating func textMatches(expression: String, within ids: [Int64]) throws -> [Candidate] {
+    /// `probingFilter: false` leaves the filter out (the entity kinds stay): `ids` are the items it keeps.
+    mutating func textMatches(expression: String, within ids: [Int64], probingFilter: Bool = true) throws -> [Candidate] {
         guard !ids.isEmpty else { return [] }
-        let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
+        let filter = probingFilter ? itemFilter(probing: true, itemID: "items_fts.rowid") : entityOnlyFilter
         let prunes = ranksPageInSQL
         let sql = """
             SELECT i.id, i.uri, i.entity, i.display_name, i.latitude, i.longitude, \(prunes ? SearchIndex.topRankFunction : SearchIndex.rankFunction) AS score

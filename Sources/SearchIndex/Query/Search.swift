@@ -58,19 +58,21 @@ struct Search {
 
     /// The entity and filter conditions every plan applies to the items it reads.
     var entityFilter: (sql: String, arguments: StatementArguments) { itemFilter(probing: true) }
+    /// The entity conditions alone, for rows already known to pass the filter.
+    var entityOnlyFilter: (sql: String, arguments: StatementArguments) { itemFilter(probing: true, includingPredicate: false) }
 
     /// The entity and filter conditions; `probing` checks each item read against the attribute index
     /// (for plans driven by FTS5, the R-tree or an ordered walk), otherwise the filter's item set is read
     /// once (for the filter-only plan, which it drives).
     /// `itemID` is the column a probe reads the item's id from: the driving table's own (FTS5's rowid)
     /// probes each row before it is joined to its item.
-    func itemFilter(probing: Bool, itemID: String = "i.id") -> (sql: String, arguments: StatementArguments) {
+    func itemFilter(probing: Bool, itemID: String = "i.id", includingPredicate: Bool = true) -> (sql: String, arguments: StatementArguments) {
         var sql = "", arguments = StatementArguments()
         if !request.entities.isEmpty {
             sql += " AND i.entity IN (\(databaseQuestionMarks(count: request.entities.count)))"
             arguments += StatementArguments(request.entities)
         }
-        if let predicate {
+        if includingPredicate, let predicate {
             let compiled = predicate.sql(correlated: probing, itemID: itemID)
             sql += " AND " + compiled.sql
             arguments += compiled.arguments
