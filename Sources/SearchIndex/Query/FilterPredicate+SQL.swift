@@ -28,7 +28,7 @@ extension FilterPredicate {
             // item took 10 s for `population > 1000000` over 34,258 items). Correlated, each item read
             // is probed through the (item, name) index: right when FTS5, the R-tree or an ordered walk
             // drives (building the set of `population > 1000` for every search cost 100+ ms).
-            let (set, probe) = ("i.id IN (SELECT a.item_id FROM item_attributes a WHERE a.name = ?",
+            let (set, probe) = ("i.id IN (" + Self.itemsNamed,
                                 // INDEXED BY: without statistics SQLite preferred the (name, number) range for
                                 // the probe, scanning every matching row for every item (2 s).
                                 "EXISTS (SELECT 1 FROM item_attributes a INDEXED BY item_attributes_by_item WHERE a.item_id = \(itemID) AND a.name = ?")
@@ -42,6 +42,9 @@ extension FilterPredicate {
             return ((correlated ? probe : set) + " AND (\(condition)))", [attribute] + arguments)
         }
     }
+
+    /// The ids of the items holding an attribute (its name the argument), before the condition on its rows.
+    private static let itemsNamed = "SELECT a.item_id FROM item_attributes a WHERE a.name = ?"
 
     /// The SQL text an attribute value is compared as: itself, or folded for `[c]`/`[d]`.
     private static func text(_ options: Options) -> String {
@@ -65,7 +68,7 @@ extension FilterPredicate {
             case .null: return nil
             }
             let (condition, arguments) = Self.condition(.equal, options: options, values: values)
-            return ("SELECT a.item_id FROM item_attributes a WHERE a.name = ? AND (\(condition))", [attribute] + arguments)
+            return (Self.itemsNamed + " AND (\(condition))", [attribute] + arguments)
         case .comparison, .constant, .or, .not:
             return nil
         }
