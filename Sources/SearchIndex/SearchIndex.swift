@@ -21,6 +21,8 @@ public final class SearchIndex: Sendable {
     let identity: [UInt64]?
     let database: any DatabaseReader
     let writer: (any DatabaseWriter)?
+    /// The items of filter equalities its connections read and keep for later searches.
+    let filterItemSets: FilterItemSets
 
     /// Opens an index.
     ///
@@ -33,6 +35,8 @@ public final class SearchIndex: Sendable {
     public init(path: String, mode: Mode, busyTimeout: TimeInterval = 10) throws(SearchIndexError) {
         self.path = path
         let manager = FileManager.default
+        let filterItemSets = FilterItemSets()
+        self.filterItemSets = filterItemSets
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.prepareDatabase { db in
@@ -40,7 +44,7 @@ public final class SearchIndex: Sendable {
             try SearchTokenizer.registerRanking(on: db)
             SearchIndex.registerPredicateFunctions(on: db)
             // A new connection may take the address of one closed before: nothing it kept is this one's.
-            FilterItemSets.shared.opened(db)
+            filterItemSets.opened(db)
             // FTS5 segment merges and the R-tree touch many pages: a 64 MiB cache keeps them in memory,
             // and memory-mapped reads spare a system call per page on large indexes. The whole file is mapped, up
             // to SQLite's own ceiling (2 GiB in Debian's build): a 940k-item index is 1.2 GB, and the pages past a

@@ -213,6 +213,9 @@ struct FilterEvaluationPropertyTests {
             for round in 0..<3 { try check(index, "round \(round)") }
             #expect(try index.explain(request).statements.contains { $0.sql.contains("kept from an earlier search") }, "the items are kept")
         }
+        // Another index opened on the file keeps its own: it starts afresh.
+        let other = try SearchIndex(path: path, mode: .readOnly)
+        #expect(try !other.explain(request).statements.contains { $0.sql.contains("kept from an earlier search") })
 
         // The writer moves the best item of A to B and writes a new best one in A: both connections see it at once.
         let best = try #require(expected.first)
@@ -224,6 +227,42 @@ struct FilterEvaluationPropertyTests {
         for index in [reader, writer] {
             for round in 0..<3 { try check(index, "after the write, round \(round)") }
         }
+    }
+
+    @Test("an equality whose sample said few but whose read ran past them is not read again by every search: it is probed until a read would reach its end")
+    func underestimatedFilterItems() throws {
+        let path = IndexFixtures.temporaryDirectory().appendingPathComponent("u.searchindex").path
+        let writer = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        // 2,000 of 10,000 items hold `common`, one in five. Country A holds every 10th of the first 2,560 items, then the next
+        // 4,000: its first 256 ids estimate 1,000 items, and it keeps 4,256, more than `common` has rows.
+        let items = (0..<10_000).map { key in
+            var item = IndexFixtures.item(key, "Item \(key)", text: key % 5 == 0 ? ["common"] : ["other"], rank: Double(key % 13))
+            item.attributes["country"] = [.string((2_560..<6_560).contains(key) || (key < 2_560 && key % 10 == 0) ? "A" : "B")]
+            return item
+        }
+        try writer.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
+        let reader = try SearchIndex(path: path, mode: .readOnly)
+        var request = SearchRequest(query: "common", limit: 20)
+        request.filter = "country == \"A\""
+        var probed = request
+        probed.filter = "(country == \"A\") OR FALSEPREDICATE"
+        let expected = try reader.search(probed).hits
+        #expect(expected.count == 20)
+        // Each step is one explained search on the reader's one connection: what it read.
+        let steps: [(sampled: Bool, read: Bool, kept: Bool)] = [
+            (true, true, false),    // sampled, read 2,001 ids for nothing: 4,000 at least next time
+            (false, false, false),  // probed, spending, without a sample: 3,214 ids' worth
+            (false, true, false),   // the probes would have read 6,428: read, and kept
+            (false, false, true),   // kept
+        ]
+        for (number, step) in steps.enumerated() {
+            let statements = try reader.explain(request).statements.map(\.sql)
+            #expect(statements.contains { $0.hasSuffix("LIMIT 256") } == step.sampled, "step \(number): \(statements)")
+            #expect(statements.contains { $0.hasPrefix("SELECT a.item_id FROM item_attributes") && $0.contains(" LIMIT ") && !$0.hasSuffix("LIMIT 256") } == step.read, "step \(number)")
+            #expect(statements.contains { $0.contains("kept from an earlier search") } == step.kept, "step \(number)")
+        }
+        let got = try reader.search(request).hits
+        #expect(got.map(\.uri) == expected.map(\.uri) && got.map(\.score) == expected.map(\.score))
     }
 
     @Test("a NUL in a filter is refused at its position: SQLite would compare the pattern cut short at it (found by the fuzzer)")

@@ -136,16 +136,17 @@ extension SearchIndex {
     /// Runs a search and reports how it ran.
     public func explain(_ request: SearchRequest) throws(SearchIndexError) -> SearchExplanation {
         let parsed = try Self.validate(request)
-        return try read { db in try Self.explain(request, parsed: parsed, db: db) }
+        return try read { db in try Self.explain(request, parsed: parsed, itemSets: filterItemSets, db: db) }
     }
 
     /// An explanation inside a read transaction.
-    static func explain(_ request: SearchRequest, parsed: ParsedQuery?, db: Database) throws -> SearchExplanation {
+    /// `itemSets`: where the connection keeps the items of filter equalities between searches, as a search would.
+    static func explain(_ request: SearchRequest, parsed: ParsedQuery?, itemSets: FilterItemSets?, db: Database) throws -> SearchExplanation {
         let predicate = try Self.predicate(of: request, db: db)
         // The same request a search runs: entity filters widened to sub-entities.
         let request = try Self.withEntityKinds(request, db: db)
         let parsed = try parsed.map { parsed in request.typoTolerance ? try Search.expanded(parsed, db: db) : parsed }
-        var search = Search(db: db, request: request, parsed: parsed, predicate: predicate, recordsStatements: true)
+        var search = Search(db: db, request: request, parsed: parsed, predicate: predicate, itemSets: itemSets, recordsStatements: true)
         let results = try search.run()
         var statements: [SearchExplanation.Statement] = []
         for (sql, arguments) in search.statements {

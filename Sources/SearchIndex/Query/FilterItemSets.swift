@@ -17,13 +17,11 @@ import Synchronization
 ///
 /// The sets are keyed by the connection's `PRAGMA data_version` (others' commits) and its own change count
 /// (its commits, which `data_version` leaves out), both read inside the search's read transaction, so a set
-/// is only ever used in the snapshot it was read in or one with the same items. Every connection's sets
-/// share one budget of ``mostKeptIDs``; the least recently used go first.
+/// is only ever used in the snapshot it was read in or one with the same items. A ``SearchIndex`` owns one
+/// for its connections, which share a budget of ``mostKeptIDs`` (the least recently used go first) and let
+/// go of it with the index.
 final class FilterItemSets: Sendable {
-    /// The sets of every connection of the process.
-    static let shared = FilterItemSets()
-
-    /// The most ids kept, over every connection (8 bytes each: 32 MB).
+    /// The most ids kept, over every connection of an index (8 bytes each: 32 MB).
     static let mostKeptIDs = 4_000_000
     /// The most ids one set may hold.
     static let mostIDsPerSet = 1_000_000
@@ -59,7 +57,7 @@ final class FilterItemSets: Sendable {
     private struct Connection {
         var version: Version
         var sets: [String: Kept] = [:]
-        /// The probing spent on each equality not read yet.
+        /// The probing spent on each equality not read yet, or found to keep more than was read.
         var spent: [String: Spending] = [:]
     }
 
@@ -68,13 +66,11 @@ final class FilterItemSets: Sendable {
         var keptIDs = 0
         var clock: UInt64 = 0
 
-        /// The connection's state at `version`: what it kept of an earlier version is dropped.
-        mutating func connection(_ key: UInt, at version: Version) -> Connection {
-            if let connection = connections[key], connection.version == version { return connection }
-            forget(key)
-            let connection = Connection(version: version)
-            connections[key] = connection
-            return connection
+        /// Runs `body` on the connection's state at `version`: what it kept of an earlier version is dropped.
+        mutating func update<T>(_ db: Database, at version: Version, _ body: (inout Connection) -> T) -> T {
+            let key = UInt(bitPattern: db.sqliteConnection)
+            if connections[key]?.version != version { forget(key) }
+            return body(&connections[key, default: Connection(version: version)])
         }
 
         mutating func forget(_ key: UInt) {
@@ -85,25 +81,30 @@ final class FilterItemSets: Sendable {
 
     private let state = Mutex(State())
 
-    private static func key(_ db: Database) -> UInt { UInt(bitPattern: db.sqliteConnection) }
+    /// An empty cache, for one index's connections.
+    init() {}
 
     /// Forgets what a connection kept: called when a connection opens, since a new one may reuse the
     /// address of one closed before.
     func opened(_ db: Database) {
-        state.withLock { $0.forget(Self.key(db)) }
+        state.withLock { $0.forget(UInt(bitPattern: db.sqliteConnection)) }
     }
 
     /// The items kept for `key` on this connection at this version.
     func ids(for key: String, db: Database, version: Version) -> [Int64]? {
         state.withLock { state in
-            var connection = state.connection(Self.key(db), at: version)
-            guard var kept = connection.sets[key] else { return nil }
             state.clock += 1
-            kept.lastUse = state.clock
-            connection.sets[key] = kept
-            state.connections[Self.key(db)] = connection
-            return kept.ids
+            let now = state.clock
+            return state.update(db, at: version) { connection in
+                connection.sets[key]?.lastUse = now
+                return connection.sets[key]?.ids
+            }
         }
+    }
+
+    /// Whether `key` is known to keep more items than were read: its searches probe, spending, without a sample.
+    func keepsMany(_ key: String, db: Database, version: Version) -> Bool {
+        state.withLock { $0.update(db, at: version) { $0.spent[key] != nil } }
     }
 
     /// Adds `cost` (µs) of probing to what the connection spent on `key`; returns how many ids that would
@@ -111,26 +112,25 @@ final class FilterItemSets: Sendable {
     /// `atLeast`: the ids it is known to keep.
     func spend(_ cost: Double, atLeast: Int, on key: String, db: Database, version: Version) -> Int? {
         state.withLock { state in
-            var connection = state.connection(Self.key(db), at: version)
-            var spending = connection.spent[key, default: Spending(atLeast: atLeast)]
-            // This search's probes count too: a read that fails costs it at most as much again as probing
-            // (measured eager, text + country filter p99 22.6–25.4 ms; 31.6–36.1 waiting for a second search).
-            spending.cost += cost
-            connection.spent[key] = spending
-            state.connections[Self.key(db)] = connection
-            let affordable = spending.cost / Self.readCost
-            guard affordable >= Double(spending.atLeast) else { return nil }
-            return Int(min(affordable, Double(Self.mostIDsPerSet)))
+            state.update(db, at: version) { connection in
+                // This search's probes count too: a read that fails costs it at most as much again as probing
+                // (measured eager, text + country filter p99 22.6–25.4 ms; 31.6–36.1 waiting for a second search).
+                connection.spent[key, default: Spending(atLeast: atLeast)].cost += cost
+                let spending = connection.spent[key] ?? Spending()
+                let affordable = spending.cost / Self.readCost
+                guard affordable >= Double(spending.atLeast) else { return nil }
+                return Int(min(affordable, Double(Self.mostIDsPerSet)))
+            }
         }
     }
 
     /// Notes that `key` keeps more than `count` items, read for nothing: the probes start paying again, for
-    /// twice as many at least. Past ``mostIDsPerSet`` the connection probes it from now on.
+    /// twice as many at least. Past ``mostIDsPerSet`` the connection probes it until the index changes.
     func keepsMore(than count: Int, key: String, db: Database, version: Version) {
         state.withLock { state in
-            var connection = state.connection(Self.key(db), at: version)
-            connection.spent[key] = Spending(cost: 0, atLeast: count >= Self.mostIDsPerSet ? Int.max : 2 * count)
-            state.connections[Self.key(db)] = connection
+            state.update(db, at: version) { connection in
+                connection.spent[key] = Spending(cost: 0, atLeast: count >= Self.mostIDsPerSet ? Int.max : 2 * count)
+            }
         }
     }
 
@@ -138,10 +138,10 @@ final class FilterItemSets: Sendable {
     func keep(_ ids: [Int64], for key: String, db: Database, version: Version) {
         guard ids.count <= Self.mostKeptIDs else { return }
         state.withLock { state in
-            var connection = state.connection(Self.key(db), at: version)
-            if let old = connection.sets.removeValue(forKey: key) { state.keptIDs -= old.ids.count }
-            connection.spent[key] = nil
-            state.connections[Self.key(db)] = connection
+            state.keptIDs -= state.update(db, at: version) { connection in
+                connection.spent[key] = nil
+                return connection.sets.removeValue(forKey: key)?.ids.count ?? 0
+            }
             while state.keptIDs + ids.count > Self.mostKeptIDs {
                 let oldest = state.connections.flatMap { owner, connection in
                     connection.sets.map { (owner: owner, key: $0.key, lastUse: $0.value.lastUse, count: $0.value.ids.count) }
@@ -151,7 +151,8 @@ final class FilterItemSets: Sendable {
                 state.keptIDs -= oldest.count
             }
             state.clock += 1
-            state.connections[Self.key(db)]?.sets[key] = Kept(ids: ids, lastUse: state.clock)
+            let now = state.clock
+            state.update(db, at: version) { $0.sets[key] = Kept(ids: ids, lastUse: now) }
             state.keptIDs += ids.count
         }
     }

@@ -68,47 +68,54 @@ extension Search {
         let matches = try matchEstimate ?? estimate(parsed)
         matchEstimate = matches
         guard matches >= Self.fewestMatchesDrivenByFilter else { return nil }
-        let isWholeFilter: Bool
-        if case .comparison = predicate { isWholeFilter = true } else { isWholeFilter = false }
-        let sets = FilterItemSets.shared
+        let isWholeFilter = if case .comparison = predicate { true } else { false }
         let key = "\(driving.sql) \(driving.arguments)"
-        let version = try FilterItemSets.Version(db)
-        if let kept = sets.ids(for: key, db: db, version: version) {
+        let version = try itemSets.map { _ in try FilterItemSets.Version(db) }
+        if let itemSets, let version, let kept = itemSets.ids(for: key, db: db, version: version) {
             record(driving.sql + " -- kept from an earlier search", driving.arguments)
             return (kept, isWholeFilter)
         }
         let most = min(Self.mostFilterDrivenIDs, matches * Self.filterIDsPerMatch)
-        // A sample first: reading an equality that keeps too many costs as much as probing saves (`new` in the
-        // United States, 87,132 items for 39,872 matches: 40 → 58 ms). Fewer than the sample: they are all
-        // read. Its ids come in writing order: spread over a narrow span of the items' ids, it keeps many
-        // (clustered ids overestimate, and fall back to probing).
-        let sampled = Self.sampledIDs
-        let sample = driving.sql + " LIMIT \(sampled)"
-        record(sample, driving.arguments)
-        var ids = try Int64.fetchAll(db.cachedStatement(sql: sample), arguments: driving.arguments)
-        if ids.count == sampled {
+        var limit = most, spending = false
+        if let itemSets, let version, itemSets.keepsMany(key, db: db, version: version) {
+            spending = true
+        } else {
+            // A sample first: reading an equality that keeps too many costs as much as probing saves (`new` in
+            // the United States, 87,132 items for 39,872 matches: 40 → 58 ms). Fewer than the sample: they are
+            // all read. Its ids come in writing order: spread over a narrow span of the items' ids, it keeps
+            // many (clustered ids overestimate).
+            let sampled = Self.sampledIDs
+            let sample = driving.sql + " LIMIT \(sampled)"
+            record(sample, driving.arguments)
+            let ids = try Int64.fetchAll(db.cachedStatement(sql: sample), arguments: driving.arguments)
+            if ids.count < sampled { return kept(ids.sorted(), key: key, version: version, isWholeFilter: isWholeFilter) }
             guard let low = ids.min(), let high = ids.max(), high > low,
                   let span = try Int64.fetchOne(db.cachedStatement(sql: "SELECT (SELECT max(id) FROM items) - (SELECT min(id) FROM items)"))
             else { return nil }
-            var limit = most, spending = false
-            if Double(sampled - 1) * Double(span) / Double(high - low) > Double(most) {
-                // Probed this time, unless this connection's probes of the equality would have read it by now.
-                guard let affordable = sets.spend(Double(matches) * FilterItemSets.probeCost, atLeast: sampled, on: key, db: db, version: version)
-                else { return nil }
-                limit = affordable
-                spending = true
-            }
-            let sql = driving.sql + " LIMIT \(limit + 1)"
-            record(sql, driving.arguments)
-            ids = try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: driving.arguments)
-            guard ids.count <= limit else {
-                if spending { sets.keepsMore(than: limit, key: key, db: db, version: version) }
-                return nil
-            }
+            spending = Double(sampled - 1) * Double(span) / Double(high - low) > Double(most)
+        }
+        if spending {
+            // Probed this time, unless this connection's probes of the equality would have read it by now.
+            guard let itemSets, let version,
+                  let affordable = itemSets.spend(Double(matches) * FilterItemSets.probeCost, atLeast: Self.sampledIDs, on: key, db: db, version: version)
+            else { return nil }
+            limit = affordable
+        }
+        let sql = driving.sql + " LIMIT \(limit + 1)"
+        record(sql, driving.arguments)
+        let ids = try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: driving.arguments)
+        guard ids.count <= limit else {
+            // Read for nothing: the connection's searches probe it, spending, until a read would reach its end.
+            if let itemSets, let version { itemSets.keepsMore(than: limit, key: key, db: db, version: version) }
+            return nil
         }
         // Repeated ids (an item holding two values the comparison keeps) are harmless to the binary search.
-        ids.sort()
-        sets.keep(ids, for: key, db: db, version: version)
+        return kept(ids.sorted(), key: key, version: version, isWholeFilter: isWholeFilter)
+    }
+
+    /// Driving ids, kept for the connection's next searches.
+    private func kept(_ ids: [Int64], key: String, version: FilterItemSets.Version?, isWholeFilter: Bool) -> (ids: [Int64], isWholeFilter: Bool) {
+        if let itemSets, let version { itemSets.keep(ids, for: key, db: db, version: version) }
         return (ids, isWholeFilter)
     }
 

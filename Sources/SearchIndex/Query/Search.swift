@@ -11,6 +11,8 @@ struct Search {
     let request: SearchRequest
     let parsed: ParsedQuery?
     let predicate: FilterPredicate?
+    /// Where the connection keeps the items of filter equalities between searches; nil keeps nothing.
+    let itemSets: FilterItemSets?
     /// Every statement run, with its arguments — kept only for `explain`.
     private(set) var statements: [(sql: String, arguments: StatementArguments)] = []
     private let recordsStatements: Bool
@@ -18,11 +20,13 @@ struct Search {
     /// once made.
     var matchEstimate: Int?, countedPlan: String?
 
-    init(db: Database, request: SearchRequest, parsed: ParsedQuery?, predicate: FilterPredicate? = nil, recordsStatements: Bool = false) {
+    init(db: Database, request: SearchRequest, parsed: ParsedQuery?, predicate: FilterPredicate? = nil, itemSets: FilterItemSets? = nil,
+         recordsStatements: Bool = false) {
         self.db = db
         self.request = request
         self.parsed = parsed
         self.predicate = predicate
+        self.itemSets = itemSets
         self.recordsStatements = recordsStatements
     }
 

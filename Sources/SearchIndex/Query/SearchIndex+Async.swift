@@ -6,7 +6,7 @@ extension SearchIndex {
     /// index, concurrent searches run in parallel, each on a connection and in a snapshot of its own.
     public func search(_ request: SearchRequest) async throws(SearchIndexError) -> SearchResults {
         let parsed = try Self.validate(request)
-        return try await read { db in try Self.search(request, parsed: parsed, db: db) }
+        return try await read { db in try Self.search(request, parsed: parsed, itemSets: self.filterItemSets, db: db) }
     }
 
     /// Counts every match of a request, as the async search runs.
@@ -27,6 +27,6 @@ extension SearchIndex {
     /// How a request would be searched, as the async search runs.
     public func explain(_ request: SearchRequest) async throws(SearchIndexError) -> SearchExplanation {
         let parsed = try Self.validate(request)
-        return try await read { db in try Self.explain(request, parsed: parsed, db: db) }
+        return try await read { db in try Self.explain(request, parsed: parsed, itemSets: self.filterItemSets, db: db) }
     }
 }

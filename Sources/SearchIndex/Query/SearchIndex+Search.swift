@@ -29,12 +29,13 @@ extension SearchIndex {
     /// Runs a search in one read transaction.
     public func search(_ request: SearchRequest) throws(SearchIndexError) -> SearchResults {
         let parsed = try Self.validate(request)
-        return try read { db in try Self.search(request, parsed: parsed, db: db) }
+        return try read { db in try Self.search(request, parsed: parsed, itemSets: filterItemSets, db: db) }
     }
 
     /// A search inside a read transaction: the attribute names and entity kinds it checks are those of the
     /// snapshot it searches.
-    static func search(_ request: SearchRequest, parsed: ParsedQuery?, db: Database) throws -> SearchResults {
+    /// `itemSets`: where the connection keeps the items of filter equalities between searches.
+    static func search(_ request: SearchRequest, parsed: ParsedQuery?, itemSets: FilterItemSets?, db: Database) throws -> SearchResults {
         let predicate = try Self.predicate(of: request, db: db)
         let request = try Self.withEntityKinds(request, db: db)
         return try db.withTimeLimit(request.timeLimit) {
@@ -52,7 +53,7 @@ extension SearchIndex {
             var unexpanded: TypoPlan?
             let lazily = request.effectiveSort == .relevance && request.sortAttribute == nil
             if !expanded, lazily {
-                var exact = Search(db: db, request: request, parsed: parsed, predicate: predicate)
+                var exact = Search(db: db, request: request, parsed: parsed, predicate: predicate, itemSets: itemSets)
                 results = try exact.run()
                 // A region where no place holds a typo neighbour of a word: no expansion matches there.
                 let plan = results.hits.count < request.limit ? parsed.flatMap(TypoPlan.init) : nil
@@ -61,13 +62,13 @@ extension SearchIndex {
                 } else if results.hits.count < request.limit {
                     try expand()
                     if parsed?.hasExpansions == true {
-                        var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
+                        var search = Search(db: db, request: request, parsed: parsed, predicate: predicate, itemSets: itemSets)
                         results = try search.run()
                     }
                 }
             } else {
                 try expand()
-                var search = Search(db: db, request: request, parsed: parsed, predicate: predicate)
+                var search = Search(db: db, request: request, parsed: parsed, predicate: predicate, itemSets: itemSets)
                 results = try search.run()
             }
             if results.hits.isEmpty, request.offset == 0, let parsed, let query = request.query {
@@ -75,7 +76,7 @@ extension SearchIndex {
             }
             if !request.facets.isEmpty || request.countsTotal {
                 try expand()
-                var all = Search(db: db, request: request.unpaged, parsed: parsed, predicate: predicate)
+                var all = Search(db: db, request: request.unpaged, parsed: parsed, predicate: predicate, itemSets: itemSets)
                 if let parsed, request.near == nil, request.boundingBox == nil {
                     // Words alone: one statement for the total, one per facet.
                     if request.countsTotal { results.total = try all.count() }
