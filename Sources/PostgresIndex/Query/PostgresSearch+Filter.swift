@@ -39,16 +39,15 @@ extension PostgresSearch {
         }
         if let predicate { collect(predicate) }
         var matched: [MatchesKey: [String]] = [:]
-        var textsByAttribute: [String: [String]?] = [:]
+        var textsByAttribute: [String: [String]] = [:]
         var patterns = MatchesPatterns()
         for key in keys where matched[key] == nil {
-            if textsByAttribute[key.attribute] == nil,
-               let limit = index.attributesPastTextLimit.withLock({ $0[key.attribute] }), limit >= mostTexts {
-                textsByAttribute[key.attribute] = .some(nil)
-            }
-            if textsByAttribute[key.attribute] == nil {
+            let attribute = key.attribute
+            if textsByAttribute[attribute] == nil {
+                // Found past the limit by an earlier search: its rows are checked in Swift.
+                if let limit = index.attributesPastTextLimit.withLock({ $0[attribute] }), limit >= mostTexts { continue }
                 var parameters = StatementParameters()
-                let name = parameters.add(ItemRow.withoutNUL(key.attribute)), most = parameters.add(Int64(mostTexts))
+                let name = parameters.add(ItemRow.withoutNUL(attribute)), most = parameters.add(Int64(mostTexts))
                 let sql = """
                     WITH RECURSIVE texts(text, n) AS (
                         (SELECT text, 1 FROM searchlight_attributes WHERE name = \(name) AND text IS NOT NULL ORDER BY text LIMIT 1)
@@ -60,15 +59,13 @@ extension PostgresSearch {
                     """
                 log?.record(.init(sql: sql, bindings: parameters.bindings, arguments: parameters.arguments))
                 let texts = try await index.rows(sql, parameters.bindings).map { row throws(PostgresIndexError) in try PostgresIndex.decode(row, as: String.self) }
-                if texts.count > mostTexts {
-                    textsByAttribute[key.attribute] = .some(nil)
-                    index.attributesPastTextLimit.withLock { $0[key.attribute] = max($0[key.attribute] ?? 0, mostTexts) }
-                } else {
-                    textsByAttribute[key.attribute] = .some(texts)
+                guard texts.count <= mostTexts else {
+                    index.attributesPastTextLimit.withLock { $0[attribute] = max($0[attribute] ?? 0, mostTexts) }
+                    continue
                 }
+                textsByAttribute[attribute] = texts
             }
-            guard let texts = textsByAttribute[key.attribute] ?? nil else { continue }
-            matched[key] = texts.filter { patterns.wholeMatch($0, pattern: key.pattern, options: key.options) }
+            matched[key] = textsByAttribute[attribute]?.filter { patterns.wholeMatch($0, pattern: key.pattern, options: key.options) }
         }
         return matched
     }
