@@ -139,7 +139,7 @@ struct ExporterCrashTests {
     }
 
     /// Waits until the index's checkpoints differ from `last`; false if they did not within `limit`.
-    static func checkpoints(at url: String, moveFrom last: [StoreCheckpoint], within limit: Duration) async throws -> Bool {
+    static func waitForCheckpoints(at url: String, toMoveFrom last: [StoreCheckpoint], within limit: Duration) async throws -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             // A server still starting, or an exporter creating the schema, is not yet an answer.
@@ -181,7 +181,7 @@ struct ExporterCrashTests {
                 try await Task.sleep(nanoseconds: UInt64.random(in: 100_000_000...700_000_000))
             default:
                 waitedForCommits += 1
-                if try await !Self.checkpoints(at: url, moveFrom: lastCheckpoints, within: .seconds(120)) {
+                if try await !Self.waitForCheckpoints(at: url, toMoveFrom: lastCheckpoints, within: .seconds(120)) {
                     failures.append("round \(round): no exporter committed anything in 120 s")
                 }
                 try await Task.sleep(nanoseconds: UInt64.random(in: 0...30_000_000))
