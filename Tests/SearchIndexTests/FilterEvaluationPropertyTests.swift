@@ -183,6 +183,15 @@ struct FilterEvaluationPropertyTests {
         #expect(driven == ["tag == 3", "tag == 7 AND NOT tag == 8"])
     }
 
+    /// `common` in country A, and the same filter as an OR, which is never driven: every row is probed.
+    static func commonInCountryA() -> (request: SearchRequest, probed: SearchRequest) {
+        var request = SearchRequest(query: "common", limit: 20)
+        request.filter = "country == \"A\""
+        var probed = request
+        probed.filter = "(country == \"A\") OR FALSEPREDICATE"
+        return (request, probed)
+    }
+
     @Test("an equality keeping many items is read once its probes would have paid for it, kept while nothing is written; every write is seen at once")
     func keptFilterItems() throws {
         let path = IndexFixtures.temporaryDirectory().appendingPathComponent("k.searchindex").path
@@ -198,10 +207,7 @@ struct FilterEvaluationPropertyTests {
         try writer.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
         let reader = try SearchIndex(path: path, mode: .readOnly)
 
-        var request = SearchRequest(query: "common", limit: 20)
-        request.filter = "country == \"A\""
-        var probed = request
-        probed.filter = "(country == \"A\") OR FALSEPREDICATE"
+        let (request, probed) = Self.commonInCountryA()
         var expected: [SearchHit] = []
         func check(_ index: SearchIndex, _ label: String) throws {
             let got = try index.search(request).hits
@@ -242,10 +248,7 @@ struct FilterEvaluationPropertyTests {
         }
         try writer.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
         let reader = try SearchIndex(path: path, mode: .readOnly)
-        var request = SearchRequest(query: "common", limit: 20)
-        request.filter = "country == \"A\""
-        var probed = request
-        probed.filter = "(country == \"A\") OR FALSEPREDICATE"
+        let (request, probed) = Self.commonInCountryA()
         let expected = try reader.search(probed).hits
         #expect(expected.count == 20)
         // Each step is one explained search on the reader's one connection: what it read.
