@@ -104,6 +104,89 @@ struct PlacedListTests {
         }
     }
 
+    @Test("a list that leaves rows off answers from its tail, exactly as full scoring, where its best rows lie elsewhere")
+    func tailsEqualFullScoring() throws {
+        let items = Self.items(0..<3_000, seed: 41)
+        let index = try TypoTiersTests.newIndex("placed-lists-tails", items: items)
+        // Lists a few dozen rows deep: most rows of every key are left off, as a frequent prefix's are.
+        let shallow = TermLeaders.PlacedDepths(word: 40, prefix: 24, mostTailRows: 100_000)
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true, depths: shallow) }
+        // Every list that leaves rows off has a tail, and the two hold every placed row of the key once.
+        try index.read { db in
+            let keys = try String.fetchAll(db, sql: "SELECT term FROM leader_terms WHERE stale = 0")
+            #expect(keys.count > 20)
+            var tails = 0
+            defer { #expect(tails > 20, "\(tails) of \(keys.count) lists with a tail") }
+            for key in keys {
+                let list = try #require(try TermLeaders.placedListing(key: key, db: db), "\(key)")
+                #expect(list.isComplete, "\(key)")
+                #expect((list.tail != nil) == (list.drift.threshold != nil), "\(key)")
+                var ids: [Int64] = []
+                #expect(try list.walk(db: db) { ids.append($0.id); return nil } == nil, "\(key)")
+                var tail: [Int64] = []
+                var misplaced = 0
+                if list.tail != nil { tails += 1 }
+                #expect(try list.walkTail(db: db) { id, latitude, longitude in
+                    tail.append(id)
+                    let place = try Row.fetchOne(db, sql: "SELECT latitude, longitude FROM items WHERE id = ?", arguments: [id])
+                    let (exactLatitude, exactLongitude): (Double, Double) = (place?[0] ?? .nan, place?[1] ?? .nan)
+                    if !(abs(latitude - exactLatitude) <= TermLeaders.PlacedTail.latitudeError + 1e-12
+                         && abs(longitude - exactLongitude) <= TermLeaders.PlacedTail.longitudeError + 1e-12) { misplaced += 1 }
+                } == (list.tail != nil), "\(key)")
+                #expect(misplaced == 0, "\(key)")
+                #expect(tail == tail.sorted(), "\(key)")
+                let expression = TermLeaders.expression(of: key)
+                let placed = try Int64.fetchAll(db, sql: """
+                    SELECT i.id FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ? AND i.latitude IS NOT NULL
+                    """, arguments: [expression])
+                #expect((ids + tail).sorted() == placed.sorted(), "\(key)")
+            }
+        }
+        let answered = try Self.expectSamePages(index, "tails")
+        // Not vacuous: without tails the same lists answer far fewer pages.
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true, depths: .init(word: 40, prefix: 24, mostTailRows: 0)) }
+        let withoutTails = try Self.expectSamePages(index, "no tails")
+        #expect(answered > withoutTails + 2_000, "\(answered) pages with tails, \(withoutTails) without")
+    }
+
+    @Test("a tail's entries decode to their ids and places within the rounding; damaged bytes never do")
+    func tailEncoding() throws {
+        var generator = SeededGenerator(seed: 57)
+        for round in 0..<200 {
+            var id: Int64 = 0
+            var rows: [(id: Int64, latitude: Double, longitude: Double)] = (0..<Int.random(in: 0..<300, using: &generator)).map { _ in
+                // Gaps of every varint length, up to the largest ids.
+                id += Int64.random(in: 1...(round % 4 == 3 ? Int64.max >> 12 : 1 << (7 * Int.random(in: 1...4, using: &generator))), using: &generator)
+                let latitude = [-90, 90, 0].randomElement(using: &generator).map { round % 2 == 0 ? Double($0) : Double.random(in: -90...90, using: &generator) } ?? 0
+                return (id, latitude, Double.random(in: -180...180, using: &generator))
+            }
+            let expected = rows
+            rows.shuffle(using: &generator)
+            let bytes = TermLeaders.PlacedTail.encode(&rows)
+            var decoded: [(id: Int64, latitude: Double, longitude: Double)] = []
+            #expect(bytes.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: Int64(expected.count)) { decoded.append(($0, $1, $2)) } })
+            #expect(decoded.map(\.id) == expected.map(\.id))
+            for (row, entry) in zip(expected, decoded) {
+                #expect(abs(row.latitude - entry.latitude) <= TermLeaders.PlacedTail.latitudeError + 1e-12)
+                #expect(abs(row.longitude - entry.longitude) <= TermLeaders.PlacedTail.longitudeError + 1e-12)
+                #expect(GeoMath.distance(row.latitude, row.longitude, entry.latitude, entry.longitude) <= PlacedRegion.Rounding.tail.meters)
+            }
+            // Cut short, or told another count: damaged.
+            if !bytes.isEmpty {
+                let cut = bytes.prefix(Int.random(in: 0..<bytes.count, using: &generator))
+                #expect(!cut.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: Int64(expected.count)) { _, _, _ in } })
+            }
+            #expect(!bytes.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: Int64(expected.count) + 1) { _, _, _ in } })
+            // Any byte changed: entries or damage, never a trap.
+            var changed = bytes
+            if !changed.isEmpty { changed[Int.random(in: 0..<changed.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator) }
+            _ = changed.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: Int64(expected.count)) { _, _, _ in } }
+        }
+        // A place off the 16-bit scale (-32,768, which no encoding writes) is damage, as the fuzzer found.
+        #expect(!Data([1, 0x00, 0x80, 0, 0]).withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: 1) { _, _, _ in } })
+        #expect(Data([1, 0x01, 0x80, 0xFF, 0x7F]).withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: 1) { _, _, _ in } })
+    }
+
     @Test("a narrow region is walked from a placed list when it is dense (a city), left to the R-tree when sparse, exact either way")
     func narrowDenseRegions() throws {
         // Half the places within 5 km of one point, like a city's neighbourhoods; the rest anywhere.
@@ -173,6 +256,38 @@ struct PlacedListTests {
         let listed = try index.read { db in try Set(String.fetchAll(db, sql: "SELECT term FROM leader_places")) }
         #expect(listed == keys)
         #expect(try Self.expectSamePages(index, "migrated", filters: [nil]) > 300)
+    }
+
+    @Test("an index of schema 17 (lists that leave rows off, no tails) lists them again when opened for writing")
+    func tailsListedByTheMigration() throws {
+        let index = try TypoTiersTests.newIndex("placed-lists-tails-migrated", items: Self.items(0..<1_500, seed: 59))
+        // What schema 17 had: lists cut short without tails.
+        try index.write { db in
+            try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true, depths: .init(word: 16, prefix: 16, mostTailRows: 0))
+        }
+        let answeredBefore = try Self.expectSamePages(index, "cut", filters: [nil])
+        try index.write { db in
+            try db.execute(sql: "DROP TABLE leader_place_tails")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v18'")
+            try db.execute(sql: "PRAGMA user_version = 17")
+        }
+        let path = index.path
+        let cut = try index.read { db in
+            try Set(String.fetchAll(db, sql: "SELECT term FROM leader_places WHERE chunk = 0 AND threshold IS NOT NULL"))
+        }
+        #expect(cut.count > 20)
+        #expect(throws: SearchIndexError.needsUpgrade(path: path)) { try SearchIndex(path: path, mode: .readOnly) }
+        let reopened = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        // Listed again, as deep as an index lists: every row of these few thousand places.
+        try reopened.read { db in
+            #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == SearchIndex.schemaVersion)
+            for key in cut {
+                let list = try #require(try TermLeaders.placedListing(key: key, db: db), "\(key)")
+                #expect(list.isComplete, "\(key)")
+            }
+        }
+        let answeredAfter = try Self.expectSamePages(reopened, "migrated", filters: [nil])
+        #expect(answeredAfter > answeredBefore + 100, "\(answeredBefore) pages answered before, \(answeredAfter) after")
     }
 
     @Test("a place moved under the same text takes its words' placed lists out of use in the same write")

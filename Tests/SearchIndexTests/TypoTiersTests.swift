@@ -93,10 +93,9 @@ struct TypoTiersTests {
         #expect(!explained.statements.contains { $0.arguments.description.contains("0:0 0:1 0:1") }, "the word and its expansions scored at once")
     }
 
-    @Test("within a region or nearest first, the rows of a word and its expansions from their complete placed lists are the page full scoring gives")
-    func placedRowsEqualFullScoring() throws {
-        // Half the places in two dense clusters, the rest anywhere; every tenth item has a twin at the same place
-        // (a distance tie), whose URI comes first though it is read after, and every fifteenth one a few meters off.
+    /// Half the places in two dense clusters, the rest anywhere; every tenth item has a twin at the same place
+    /// (a distance tie), whose URI comes first though it is read after, and every fifteenth one a few meters off.
+    static func placedRowsItems() -> [IndexedItem] {
         var generator = SeededGenerator(seed: 77)
         var items: [IndexedItem] = []
         for var item in Self.items(0..<3_000, seed: 78) {
@@ -124,7 +123,12 @@ struct TypoTiersTests {
                 items.append(twin)
             }
         }
-        let index = try Self.newIndex("tiers-placed-rows", items: items, listingPrefixes: true)
+        return items
+    }
+
+    /// Every page of the expanded words within regions, wide and narrow, or nearest first, with and without
+    /// filters, from the lists and from full scoring: the same hits. Returns how many pages placed rows answered.
+    static func expectSamePlacedPages(_ index: SearchIndex, _ context: String) throws -> Int {
         let regions: [(near: (Double, Double)?, radius: Double?, box: (Double, Double, Double, Double)?, sort: SearchRequest.Sort?)] = [
             ((48, 2), 20_000, nil, nil), ((48.2, 2.1), 5_000, nil, .distance), ((-33, 151), 60_000, nil, nil), ((0, 0), 3_000_000, nil, nil),
             ((48, 2), nil, nil, .distance), ((10, 100), nil, nil, .distance), ((-33, 151), 200_000, nil, .distance),
@@ -145,11 +149,18 @@ struct TypoTiersTests {
                     let full = try index.search(request)
                     #expect(listed.hits.map { "\($0.uri) \($0.score) \($0.typos) \($0.distance ?? -1)" }
                             == full.hits.map { "\($0.uri) \($0.score) \($0.typos) \($0.distance ?? -1)" },
-                            "\(query) within \(region) limit \(limit) offset \(offset) filter \(filter ?? "-")")
+                            "\(context): \(query) within \(region) limit \(limit) offset \(offset) filter \(filter ?? "-")")
                     if listed.plan == .placedRows { placedRows += 1 }
                 }
             }
         }
+        return placedRows
+    }
+
+    @Test("within a region or nearest first, the rows of a word and its expansions from their complete placed lists are the page full scoring gives")
+    func placedRowsEqualFullScoring() throws {
+        let index = try Self.newIndex("tiers-placed-rows", items: Self.placedRowsItems(), listingPrefixes: true)
+        let placedRows = try Self.expectSamePlacedPages(index, "complete lists")
         // Not vacuous: most expanded words' regions come from their rows.
         #expect(placedRows > 400, "\(placedRows) pages from placed rows")
 
@@ -174,6 +185,17 @@ struct TypoTiersTests {
                 #expect(listed == (try index.search(request).hits.map { "\($0.uri) \($0.score) \($0.distance ?? -1)" }), "\(query) by \(sort), lists cut")
             }
         }
+    }
+
+    @Test("lists that leave rows off give the region's rows with their tails, the page full scoring gives")
+    func placedRowsFromTails() throws {
+        let index = try Self.newIndex("tiers-placed-tails", items: Self.placedRowsItems())
+        try index.write { db in
+            try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true, depths: .init(word: 30, prefix: 20, mostTailRows: 100_000))
+        }
+        #expect(try index.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM leader_place_tails") ?? 0 } > 20)
+        let placedRows = try Self.expectSamePlacedPages(index, "tails")
+        #expect(placedRows > 400, "\(placedRows) pages from placed rows")
     }
 
     @Test("with a place, every plan scores with the lists' row counts exactly as counting the rows")

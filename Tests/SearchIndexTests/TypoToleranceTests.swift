@@ -246,7 +246,7 @@ struct TypoToleranceTests {
             (try Int.fetchOne(db, sql: "PRAGMA user_version"),
              try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'item_terms_by_window')"))
         }
-        #expect(version == 17)
+        #expect(version == SearchIndex.schemaVersion)
         #expect(oldIndex == false)
         try Self.expectWholeWindows(reopened)
         #expect(!before.isEmpty)

@@ -15,7 +15,7 @@ import GRDBSQLite
 /// pass, dropped together, and a write marks them stale together.
 extension TermLeaders {
     /// The table, created by schema 15 (and by the schemas that list before it, 9 and 13, for a file
-    /// migrated from before them). A list is stored in chunks, so that a walk that stops early reads only
+    /// migrated from before them), with ``placedTailsSchema`` beside it. A list is stored in chunks, so that a walk that stops early reads only
     /// the first: a word's whole list read as one value (up to 1.3 MB) took 1.0 ms of a 1.1 ms search.
     static let placesSchema = """
         CREATE TABLE IF NOT EXISTS leader_places (
@@ -43,9 +43,6 @@ extension TermLeaders {
     /// The deepest page a placed list answers: a deeper one needs more of the region's rows than a list
     /// usually holds.
     static let maximumPlacedPage = 256
-
-    /// The placed rows the list of a key keeps.
-    static func placedRows(isPrefix: Bool) -> Int { isPrefix ? placedPrefixRows : placedWordRows }
 
     /// One placed row as stored: its item's id, its place rounded to `Float` (a search checks the region
     /// with a margin, then exactly from the item), and its score then rounded up (a bound on it).
@@ -131,6 +128,13 @@ extension TermLeaders {
         let drift: Drift
         /// The entries of all chunks.
         let count: Int64
+        /// The entries of its tail (``TermLeaders/PlacedTail``): nil when it has none.
+        let tail: Int64?
+
+        /// Whether the list, with its tail, holds every placed row of its key.
+        var isComplete: Bool { drift.threshold == nil || tail != nil }
+        /// The entries of the list and its tail.
+        var entries: Int64 { count + (tail ?? 0) }
 
         /// Whether a row scoring `score` now comes before every row whose listed score was at most `listed`.
         func precedes(_ score: Double, rowsListedAtMost listed: Double) -> Bool { TermLeaders.exceeds(score, drift.bound(listed)) }
@@ -167,11 +171,14 @@ extension TermLeaders {
     /// placed lists, or damaged).
     static func placedListing(key: String, db: Database) throws -> PlacedListing? {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT t.documents, t.rows, t.name_average, t.title_average, p.threshold, p.count
-            FROM leader_terms t JOIN leader_places p ON p.term = t.term AND p.chunk = 0 WHERE t.term = ? AND t.stale = 0
+            SELECT t.documents, t.rows, t.name_average, t.title_average, p.threshold, p.count, x.count
+            FROM leader_terms t JOIN leader_places p ON p.term = t.term AND p.chunk = 0 LEFT JOIN leader_place_tails x ON x.term = t.term
+            WHERE t.term = ? AND t.stale = 0
             """), arguments: [key]),
               let drift = try Drift(row, db: db) else { return nil }
-        return PlacedListing(key: key, drift: drift, count: try row.integer(5))
+        let tail: Int64? = try row.optionalInteger(6)
+        guard tail.map({ $0 >= 0 }) != false else { return nil }
+        return PlacedListing(key: key, drift: drift, count: try row.integer(5), tail: tail)
     }
 
     /// Stores a key's placed rows (its leader list's row is written beside, in the same transaction).

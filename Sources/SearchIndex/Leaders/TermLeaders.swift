@@ -177,7 +177,7 @@ enum TermLeaders {
 
     /// Drops every list (FTS5 emptied at once, which tokenizes nothing).
     static func forgetAll(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM term_leaders; DELETE FROM leader_terms; DELETE FROM leader_places")
+        try db.execute(sql: "DELETE FROM term_leaders; DELETE FROM leader_terms; DELETE FROM leader_places; DELETE FROM leader_place_tails")
         try db.execute(sql: "UPDATE leader_state SET generation = random() & 9223372036854775807")
     }
 
@@ -194,7 +194,7 @@ enum TermLeaders {
     /// The terms held by `registeringDocuments` rows or more but fewer than `minimumDocuments` are registered
     /// stale too, for the same follower.
     static func refresh(_ db: Database, minimumDocuments: Int = minimumDocuments, registeringDocuments: Int = registeredDocuments,
-                        listingPrefixes: Bool, refillingDictionary: Bool = false) throws {
+                        listingPrefixes: Bool, refillingDictionary: Bool = false, depths: PlacedDepths = .standard) throws {
         // What this transaction wrote so far is what the new lists describe: its touches are spent.
         try saveTouched(db)
         try forgetAll(db)
@@ -210,12 +210,12 @@ enum TermLeaders {
         try withoutMemoryMap(db) {
             for (key, documents) in candidates {
                 if token(ofKey: key).isPrefix ? listingPrefixes : documents >= minimumDocuments {
-                    try list(key, minimumDocuments: minimumDocuments, db: db)
+                    try list(key, minimumDocuments: minimumDocuments, depths: depths, db: db)
                 } else {
                     try register(key, documents: documents, db: db)
                 }
             }
-            try listPhrases(minimumDocuments: minimumDocuments, db: db)
+            try listPhrases(minimumDocuments: minimumDocuments, depths: depths, db: db)
         }
         try bumpGeneration(db)
     }
@@ -230,17 +230,19 @@ enum TermLeaders {
 
     /// Lists the frequent phrases anew (``candidatePhrases(minimumDocuments:db:)``), through the page
     /// cache: the sample's seeks touch most of the items table.
-    private static func listPhrases(minimumDocuments: Int, db: Database) throws {
+    private static func listPhrases(minimumDocuments: Int, depths: PlacedDepths = .standard, db: Database) throws {
         for phrase in try candidatePhrases(minimumDocuments: minimumDocuments, db: db) {
             try forget(phrase, db: db)
-            try list(phrase, minimumDocuments: minimumPhraseDocuments(minimumDocuments), db: db)
+            try list(phrase, minimumDocuments: minimumPhraseDocuments(minimumDocuments), depths: depths, db: db)
         }
     }
 
     /// Drops one list, its rows and its entry.
     private static func forget(_ key: String, db: Database) throws {
-        try db.execute(sql: "DELETE FROM term_leaders WHERE term = ?; DELETE FROM leader_terms WHERE term = ?; DELETE FROM leader_places WHERE term = ?",
-                       arguments: [key, key, key])
+        try db.execute(sql: """
+            DELETE FROM term_leaders WHERE term = ?; DELETE FROM leader_terms WHERE term = ?; DELETE FROM leader_places WHERE term = ?;
+            DELETE FROM leader_place_tails WHERE term = ?
+            """, arguments: [key, key, key, key])
     }
 
     /// The fewest rows holding a phrase for it to be listed: an eighth of a term's (250). A phrase's page
@@ -405,7 +407,7 @@ enum TermLeaders {
     /// the ranking's own top-k bound), counting them, and keeps the best with their instances when they
     /// are `minimumDocuments` or more. A token a query would not reach as one token (its normalization is
     /// not idempotent) is not listed: no search would look it up.
-    static func list(_ key: String, minimumDocuments: Int, db: Database) throws {
+    static func list(_ key: String, minimumDocuments: Int, depths: PlacedDepths = .standard, db: Database) throws {
         let (token, isPrefix) = token(ofKey: key)
         let tokens = tokens(ofKey: key)
         guard SearchTokenizer.tokens(in: token).map(\.text) == tokens, !isPrefix || (tokens.count == 1 && token.utf8.count <= longestListedPrefix) else { return }
@@ -419,13 +421,15 @@ enum TermLeaders {
         // pruning to 65 (4.4–4.6 s against 4.9), the ranking's bound being loose for partial matches. A prefix's
         // 16,384 are past what the ranking prunes to, so its rows are all scored too: listing every prefix at
         // 939,632 items went from 15 s (pruned to 1,025) to 34, in a follower's idle time.
-        let placed = placedRows(isPrefix: isPrefix)
+        let placed = depths.rows(isPrefix: isPrefix)
         let scan = try db.cachedStatement(sql: """
             SELECT items_fts.rowid, \(SearchIndex.leaderRankFunction), i.uri, i.latitude, i.longitude
             FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?
             """)
         scan.setUncheckedArguments(["", placed < SearchIndex.maximumPrunedPage ? placed + 1 : 0, phrase])
         var places = PlacedRows(depth: placed)
+        // Every placed row, for the tail (see TermLeaders+PlacedTails), until there are too many to keep one.
+        var everywhere: [(id: Int64, latitude: Double, longitude: Double)]? = []
         let handle = scan.sqliteStatement
         defer { sqlite3_reset(handle) }
         // In the ranking query's order: score, then URI as SQLite compares text (its bytes). Rows tied with
@@ -447,7 +451,12 @@ enum TermLeaders {
                 guard frequency.isFinite, frequency >= 1, frequency < Double(Int.max) else { return }
                 documents = Int(frequency)
             }
-            if blob != nil, sqlite3_column_type(handle, 3) != SQLITE_NULL, sqlite3_column_type(handle, 4) != SQLITE_NULL {
+            let isPlaced = sqlite3_column_type(handle, 3) != SQLITE_NULL && sqlite3_column_type(handle, 4) != SQLITE_NULL
+            if isPlaced, everywhere != nil {
+                everywhere?.append((sqlite3_column_int64(handle, 0), sqlite3_column_double(handle, 3), sqlite3_column_double(handle, 4)))
+                if everywhere?.count ?? 0 > depths.mostTailRows { everywhere = nil }
+            }
+            if blob != nil, isPlaced {
                 places.add(score: score, id: sqlite3_column_int64(handle, 0), latitude: sqlite3_column_double(handle, 3),
                            longitude: sqlite3_column_double(handle, 4))
             } else if blob == nil {
@@ -475,6 +484,7 @@ enum TermLeaders {
         let insert = try db.cachedStatement(sql: "INSERT INTO term_leaders (term, id, instances) VALUES (?, ?, ?)")
         for row in kept { try insert.execute(arguments: [key, row.id, row.instances]) }
         try savePlaces(&places, key: key, db: db)
+        try saveTail(places, everywhere: everywhere, key: key, db: db)
     }
 
     /// FTS5's rows and each column's average length, as the ranking reads them (nil: the index is empty).

@@ -5,7 +5,8 @@ import GRDBSQLite
 
 /// One frequent word, prefix or phrase within a wide region, from its placed list (see TermLeaders+Places):
 /// the list's rows best first, those that may lie in the region read from their items and scored from their
-/// term vectors, until the page's last score beats what any row further down, or left off, can score now.
+/// term vectors, until the page's last score beats what any row further down, or left off, can score now; or,
+/// past the list's end, the rows its tail (TermLeaders+PlacedTails) has in the region, read and scored too.
 extension Search {
     /// The narrowest region a placed list is always tried for (meters: a radius, or half a box's diagonal).
     /// A narrower one usually holds few places, which the R-tree's plans score in well under a millisecond,
@@ -26,15 +27,16 @@ extension Search {
 
     /// The page of the query's one word, prefix or phrase within the request's region, by relevance, when
     /// its placed list proves it; nil otherwise (no list, a stale one, a narrow region, a page deeper than
-    /// ``TermLeaders/maximumPlacedPage``, too few of the list's rows in the region, or ties with a row left
-    /// off that no URI tells apart). The page is then exactly the one full scoring gives.
+    /// ``TermLeaders/maximumPlacedPage``, or a page the list's rows do not prove, with no tail to read the
+    /// rest from or more rows to read than ``maximumPlacedReads``). The page is then exactly the one full
+    /// scoring gives.
     mutating func placedListPage(_ parsed: ParsedQuery) throws -> [Candidate]? {
         guard request.usesTermLeaders, request.effectiveSort == .relevance, request.sortAttribute == nil,
               needed <= TermLeaders.maximumPlacedPage, let key = parsed.leaderKey,
               let region = PlacedRegion(request, boxes: regionBoxes(radius: request.radius)),
               let list = try TermLeaders.placedListing(key: key, db: db) else { return nil }
         if region.span < Self.narrowestPlacedRegion {
-            let worth = Self.placesWorthAWalk(entries: list.count)
+            let worth = Self.placesWorthAWalk(entries: list.entries)
             guard try countInRegion(cap: worth, radius: request.radius) >= worth else { return nil }
         }
         guard let query = try vectorQuery(parsed) else { return nil }
@@ -71,7 +73,16 @@ extension Search {
                 if let answer { return answer }
                 // Past the last entry: a row left off scored at most the threshold when listed.
                 guard let threshold = list.drift.threshold else { return true }
-                return page.count == needed && page.last.map { list.precedes($0.score, rowsListedAtMost: threshold) } == true
+                if page.count == needed, let last = page.last, list.precedes(last.score, rowsListedAtMost: threshold) { return true }
+                // Or the rows left off, from the tail: those in the region are read, and the page is exact.
+                var left: [Int64] = []
+                let tailRegion = region.widened(for: .tail)
+                guard try list.walkTail(db: db, { id, latitude, longitude in
+                    if tailRegion.mayHold(latitude: latitude, longitude: longitude) { left.append(id) }
+                }), reads + left.count <= Self.maximumPlacedReads else { return false }
+                // In id order: the items' B-tree read forward.
+                for id in left.sorted() where try !read(id) { return false }
+                return true
             }
         }
         do {
@@ -123,46 +134,90 @@ extension Search {
     }
 }
 
-/// A request's region as a placed list checks its entries: their places are `Float`s, so the check keeps a
-/// margin wider than their rounding (and the item's own place decides, exactly, after).
+/// A request's region as a placed list checks its entries: their places are rounded (to `Float`s in a list, to
+/// 16 bits in a tail), so the check keeps a margin wider than their rounding (and the item's own place decides,
+/// exactly, after).
 struct PlacedRegion {
+    /// The regions's boxes, unwidened.
+    private let exactBoxes: [GeoMath.Box]
     /// Boxes covering the region, widened by the margin.
     let boxes: [GeoMath.Box]
     /// The circle, when there is one.
     let center: Coordinate?, radius: Double?
     /// How wide the region is: the radius, or half a box's diagonal, the narrower.
     let span: Double
+    /// The rounding its margins allow for.
+    let rounding: Rounding
 
-    /// A `Float` degree is within 1e-5° of the `Double` it rounds (half a unit in the last place at 180°):
-    /// about a meter.
-    static let degreeMargin = 1e-4, meterMargin = 20.0
+    /// How the places checked were rounded, and the margins that allows for.
+    enum Rounding {
+        /// A placed list's `Float`s: within 1e-5° of the `Double` they round (half a unit in the last place
+        /// at 180°), about a meter.
+        case list
+        /// A tail's 16-bit steps: within half a step, 0.0014° of latitude and 0.0028° of longitude, at most
+        /// 342 m apart.
+        case tail
+
+        /// The margin in degrees a box is widened by.
+        var degrees: Double {
+            switch self {
+            case .list: 1e-4
+            case .tail: 2 * TermLeaders.PlacedTail.longitudeError
+            }
+        }
+
+        /// The margin in meters a circle is widened by.
+        var meters: Double {
+            switch self {
+            case .list: 20
+            case .tail: 500
+            }
+        }
+    }
+
+    /// The margin in meters of a placed list's places.
+    static let meterMargin = Rounding.list.meters
 
     /// The region of a request with a reference point or a box (a point alone keeps every place: the whole
     /// globe); nil without either.
-    init?(_ request: SearchRequest, boxes: [GeoMath.Box]) {
+    init?(_ request: SearchRequest, boxes: [GeoMath.Box], rounding: Rounding = .list) {
         guard request.near != nil || request.boundingBox != nil else { return nil }
-        let margin = Self.degreeMargin
-        self.boxes = boxes.map { box in
-            GeoMath.Box(minLatitude: box.minLatitude - margin, maxLatitude: box.maxLatitude + margin,
-                        minLongitude: box.minLongitude - margin, maxLongitude: box.maxLongitude + margin)
-        }
-        center = request.radius == nil ? nil : request.near
-        radius = request.near == nil ? nil : request.radius
         var span = Double.infinity
-        if let radius { span = radius }
+        if let radius = request.radius, request.near != nil { span = radius }
         if let box = request.boundingBox {
             let width = box.minLongitude <= box.maxLongitude ? box.maxLongitude - box.minLongitude : 360 - box.minLongitude + box.maxLongitude
             span = Swift.min(span, GeoMath.distance(box.minLatitude, 0, box.maxLatitude, Swift.min(width, 179.9)) / 2)
         }
+        self.init(boxes: boxes, center: request.radius == nil ? nil : request.near, radius: request.near == nil ? nil : request.radius,
+                  span: span, rounding: rounding)
+    }
+
+    private init(boxes: [GeoMath.Box], center: Coordinate?, radius: Double?, span: Double, rounding: Rounding) {
+        exactBoxes = boxes
+        let margin = rounding.degrees
+        self.boxes = boxes.map { box in
+            GeoMath.Box(minLatitude: box.minLatitude - margin, maxLatitude: box.maxLatitude + margin,
+                        minLongitude: box.minLongitude - margin, maxLongitude: box.maxLongitude + margin)
+        }
+        self.center = center
+        self.radius = radius
         self.span = span
+        self.rounding = rounding
+    }
+
+    /// The same region, its margins allowing for `rounding`.
+    func widened(for rounding: Rounding) -> PlacedRegion {
+        PlacedRegion(boxes: exactBoxes, center: center, radius: radius, span: span, rounding: rounding)
     }
 
     /// Whether a place rounded to `Float`s may lie in the region.
-    func mayHold(latitude: Float, longitude: Float) -> Bool {
-        let latitude = Double(latitude), longitude = Double(longitude)
+    func mayHold(latitude: Float, longitude: Float) -> Bool { mayHold(latitude: Double(latitude), longitude: Double(longitude)) }
+
+    /// Whether a place rounded as the region's margins allow for may lie in it.
+    func mayHold(latitude: Double, longitude: Double) -> Bool {
         guard boxes.contains(where: { latitude >= $0.minLatitude && latitude <= $0.maxLatitude && longitude >= $0.minLongitude && longitude <= $0.maxLongitude })
         else { return false }
         guard let center, let radius else { return true }
-        return GeoMath.distance(center.latitude, center.longitude, latitude, longitude) <= radius + Self.meterMargin
+        return GeoMath.distance(center.latitude, center.longitude, latitude, longitude) <= radius + rounding.meters
     }
 }

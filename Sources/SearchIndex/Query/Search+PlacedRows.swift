@@ -24,7 +24,8 @@ extension Search {
     /// The candidates of the query's one group of alternatives within the request's region by relevance, or
     /// nearest first: every matching row of the region, or for a distance order the nearest `needed` and
     /// every row that may tie with them. Nil, for the other plans to answer, when:
-    /// - no alternative has a complete placed list, or one has a list that leaves rows off;
+    /// - no alternative has a complete placed list, or one has a list that leaves rows off without a tail
+    ///   (``TermLeaders/PlacedTail``);
     /// - the alternatives without a list hold more than ``mostUnlistedRows`` rows;
     /// - by relevance, one word alone (its placed list's walk answers, ``placedListPage(_:)``), or more than
     ///   ``mostPlacedRowsScored`` rows in the region; nearest first, more than ``maximumPlacedReads`` rows read
@@ -45,8 +46,8 @@ extension Search {
             let key = alternative.term.leaderKey
             if let key, !keys.insert(key).inserted { continue }
             if let key, let list = try TermLeaders.placedListing(key: key, db: db) {
-                // A list that leaves rows off holds more than any unlisted alternative may.
-                guard list.drift.threshold == nil else { return nil }
+                // A list that leaves rows off without a tail holds more than any unlisted alternative may.
+                guard list.isComplete else { return nil }
                 lists.append(list)
                 continue
             }
@@ -57,7 +58,7 @@ extension Search {
         // No list: text-then-place reads the same rows in one pass.
         guard !lists.isEmpty else { return nil }
         if region.span < Self.narrowestPlacedRegion {
-            let worth = Self.placesWorthAWalk(entries: lists.reduce(0) { $0 + $1.count })
+            let worth = Self.placesWorthAWalk(entries: lists.reduce(0) { $0 + $1.entries })
             guard try countInRegion(cap: worth, radius: request.radius) >= worth else { return nil }
         }
 
@@ -65,24 +66,34 @@ extension Search {
         // distances by the places the lists keep (rounded to `Float`).
         var rows: [(distance: Double, id: Int64)] = []
         let center = center
-        func add(_ id: Int64, latitude: Float, longitude: Float) {
+        func add(_ id: Int64, latitude: Double, longitude: Double, in region: PlacedRegion) {
             guard region.mayHold(latitude: latitude, longitude: longitude) else { return }
-            let distance = byDistance ? center.map { GeoMath.distance($0.latitude, $0.longitude, Double(latitude), Double(longitude)) } ?? 0 : 0
+            let distance = byDistance ? center.map { GeoMath.distance($0.latitude, $0.longitude, latitude, longitude) } ?? 0 : 0
             rows.append((distance, id))
         }
+        // A tail's places are rounded coarser than a list's: the nearest rows' order allows for it.
+        let tailRegion = region.widened(for: .tail)
         for list in lists {
             let walked = try list.walk(db: db) { entry in
-                add(entry.id, latitude: entry.latitude, longitude: entry.longitude)
+                add(entry.id, latitude: Double(entry.latitude), longitude: Double(entry.longitude), in: region)
                 // By relevance every row is scored: past the most, stop before the walk costs more.
                 return byDistance || rows.count <= Self.mostPlacedRowsScored ? nil : false
             }
             guard walked == nil else { return nil }  // too many rows, or a damaged list
+            if list.drift.threshold != nil {
+                guard try list.walkTail(db: db, { add($0, latitude: $1, longitude: $2, in: tailRegion) }),
+                      byDistance || rows.count <= Self.mostPlacedRowsScored else { return nil }
+            }
         }
         if !unlisted.isEmpty {
             for match in try textPlaces(expression: "(" + unlisted.map(\.expression).joined(separator: " OR ") + ")") {
-                if let latitude = match.latitude, let longitude = match.longitude { add(match.id, latitude: Float(latitude), longitude: Float(longitude)) }
+                // Rounded as a list's places are, and checked with its margins.
+                if let latitude = match.latitude, let longitude = match.longitude {
+                    add(match.id, latitude: Double(Float(latitude)), longitude: Double(Float(longitude)), in: region)
+                }
             }
         }
+        let rounding: PlacedRegion.Rounding = lists.contains { $0.drift.threshold != nil } ? .tail : .list
         // Nothing in the region: no vectors to build (they count the rows of each phrase without a list).
         if rows.isEmpty { return [] }
         guard byDistance || rows.count <= Self.mostPlacedRowsScored, let query = try vectorQuery(parsed) else { return nil }
@@ -90,7 +101,7 @@ extension Search {
         let statement = try scoredRowStatement(reading: "each row of the alternatives that may lie in the region")
         do {
             return try SQLiteCall.withVectorQuery(query.pointer, boundTo: statement, parameter: 1) {
-                byDistance ? try nearest(of: rows, with: statement) : try scored(Set(rows.map(\.id)).sorted(), with: statement)
+                byDistance ? try nearest(of: rows, rounding: rounding, with: statement) : try scored(Set(rows.map(\.id)).sorted(), with: statement)
             }
         } catch let error as DatabaseError where error.message == SEARCHLIGHT_VECTOR_FALLBACK_LIMIT {
             // Rows the vectors cannot score (a prefix's term twice at one position): the other plans scan FTS5.
@@ -112,13 +123,13 @@ extension Search {
         return hits
     }
 
-    /// The nearest `needed` hits among rows with their distances by rounded places, and every hit that may tie
-    /// with the last: read nearest first until the next row, however its place rounded, lies past the last
+    /// The nearest `needed` hits among rows with their distances by places rounded as `rounding` says, and every
+    /// hit that may tie with the last: read nearest first until the next row, however its place rounded, lies past the last
     /// hit's exact distance. Selected in rounds of the nearest few (a word's rows anywhere are up to 65,536 a
     /// list, and sorting them all took most of the search); nil after ``maximumPlacedReads`` reads or a row its
     /// vector does not match.
-    private func nearest(of rows: [(distance: Double, id: Int64)], with statement: Statement) throws -> [Candidate]? {
-        let margin = 2 * PlacedRegion.meterMargin
+    private func nearest(of rows: [(distance: Double, id: Int64)], rounding: PlacedRegion.Rounding, with statement: Statement) throws -> [Candidate]? {
+        let margin = 2 * rounding.meters
         var found: [Candidate] = [], distances: [Double] = [], read: Set<Int64> = [], reads = 0
         // Rows up to `cutoff` are read in a round; the first round's `k` allows for ids held by several lists.
         var below = -Double.infinity, k = needed * 4

@@ -37,6 +37,13 @@ extension Row {
         return number
     }
 
+    /// An integer, or nil for NULL.
+    func optionalInteger(_ index: Int) throws -> Int64? {
+        let value: DatabaseValue = self[index]
+        if value.isNull { return nil }
+        return try integer(index)
+    }
+
     /// A number (integers widen), or nil for NULL.
     func optionalNumber(_ index: Int) throws -> Double? {
         let value: DatabaseValue = self[index]

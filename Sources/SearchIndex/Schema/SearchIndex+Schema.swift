@@ -129,6 +129,7 @@ extension SearchIndex {
             // rows instead of every row holding the word (see TermLeaders).
             try db.execute(sql: TermLeaders.schema)
             try db.execute(sql: TermLeaders.placesSchema)
+            try db.execute(sql: TermLeaders.placedTailsSchema)
             try TermLeaders.refresh(db, listingPrefixes: false)
         }
         migrator.registerMigration("v10") { db in
@@ -156,6 +157,7 @@ extension SearchIndex {
             // tokens. A build before this one would take such a key for a word and never mark it stale, so
             // the version changes and it refuses the file.
             try db.execute(sql: TermLeaders.placesSchema)
+            try db.execute(sql: TermLeaders.placedTailsSchema)
             try TermLeaders.refreshPhrases(db)
         }
         migrator.registerMigration("v14") { db in
@@ -170,6 +172,7 @@ extension SearchIndex {
             // with their places and scores, so that a search of it within a wide region stops early (see
             // TermLeaders+Places). Every list is listed again to have one.
             try db.execute(sql: TermLeaders.placesSchema)
+            try db.execute(sql: TermLeaders.placedTailsSchema)
             try TermLeaders.listPlaces(db)
         }
         migrator.registerMigration("v16") { _ in
@@ -183,11 +186,18 @@ extension SearchIndex {
             try db.execute(sql: TermDictionary.windowSchema)
             try TermDictionary.rebuildWindows(db)
         }
+        migrator.registerMigration("v18") { db in
+            // Placed tails: the rows a placed list leaves off, without scores, so that a dense region holding
+            // few of a frequent prefix's rows is read from them instead of scoring every place in it (see
+            // TermLeaders+PlacedTails). The lists that leave rows off are listed again to have one.
+            try db.execute(sql: TermLeaders.placedTailsSchema)
+            try TermLeaders.listTails(db)
+        }
         return migrator
     }
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 17
+    static let schemaVersion = 18
 
     /// Writes every item's term vector from its stored texts, tokenized as FTS5 tokenized them (schema 14).
     ///

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 @testable import SearchIndex
 
-/// Fuzzes the query parser and typo tolerance (and the typo dictionary's stored chunks), and checks what they promise: every string is a query FTS5
+/// Fuzzes the query parser and typo tolerance (and the typo dictionary's stored chunks and placed lists' tails), and checks what they promise: every string is a query FTS5
 /// accepts or a clean error, as typed and as you type; its typo expansions, ranked, are a query FTS5 accepts
 /// too; the dictionary walk never strays past its edits or off the word's first letter.
 ///
@@ -42,7 +42,8 @@ enum QueryTarget {
                 try TermDictionary.refresh(db)
                 // Every word, prefix and phrase of the names listed: a search answered from a list must give
                 // what full scoring gives.
-                try TermLeaders.refresh(db, minimumDocuments: 1, listingPrefixes: true)
+                // Placed lists two rows deep, the rest of each key's rows in its tail.
+                try TermLeaders.refresh(db, minimumDocuments: 1, listingPrefixes: true, depths: .init(word: 2, prefix: 2, mostTailRows: 1_000))
                 // The cached insert keeps its last arguments, a blob whose storage Swift references through a
                 // tagged enum payload that LeakSanitizer does not recognize as a pointer: dropped here, it
                 // is not reported as a leak at exit.
@@ -62,6 +63,17 @@ enum QueryTarget {
             // canonical encoding must round-trip.
             let again = try? chunk.encoded.withUnsafeBytes { try TermWindowChunk(decoding: $0) }
             guard again == chunk else { fatalError("a chunk of \(data.count) bytes does not survive encoding: \(chunk.terms)") }
+        }
+        // The input as a stored placed tail (a damaged index's row): entries, or damage, never a crash; the
+        // entries decoded encode to bytes that decode to them again.
+        var entries: [(id: Int64, latitude: Double, longitude: Double)] = []
+        _ = data.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: 0) { entries.append(($0, $1, $2)) } }
+        if !entries.isEmpty {
+            var again = entries
+            let bytes = TermLeaders.PlacedTail.encode(&again)
+            var decoded: [(id: Int64, latitude: Double, longitude: Double)] = []
+            let whole = bytes.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: Int64(entries.count)) { decoded.append(($0, $1, $2)) } }
+            guard whole, decoded.elementsEqual(entries, by: { $0 == $1 }) else { fatalError("a tail of \(data.count) bytes does not survive encoding: \(entries)") }
         }
         let query = String(decoding: data, as: UTF8.self)
         // As typed and as you type (the last word a prefix): both must give FTS5 a valid expression.
