@@ -3,6 +3,7 @@ import CSearchTokenizer
 import CoreDataStoreWriter
 import Foundation
 import GRDBSQLite
+import SearchIndex
 
 /// A first export end to end — `searchctl index` of the Places Corpus, in its own process — beside the
 /// ceiling: SQLite's own C code moving the same rows from the store into the same tables with
@@ -107,9 +108,8 @@ struct ExportBenchmark: ParsableCommand {
             INSERT INTO items_fts (items_fts, rank) VALUES ('automerge', 8);
             CREATE VIRTUAL TABLE items_geo USING rtree(id, min_lat, max_lat, min_lon, max_lon);
             CREATE TABLE item_attributes (item_id INTEGER NOT NULL, name TEXT NOT NULL, kind INTEGER NOT NULL, number REAL, text TEXT);
-            CREATE INDEX item_attributes_by_number ON item_attributes (name, number);
-            CREATE INDEX item_attributes_by_text ON item_attributes (name, text);
-            CREATE INDEX item_attributes_by_item ON item_attributes (item_id, name);
+            \(SearchIndex.attributeValueIndexes)
+            CREATE INDEX item_attributes_by_item ON item_attributes (item_id, name, kind, number, text);
             ATTACH 'file:\(store)?mode=ro' AS store;
             BEGIN;
             -- Places keep their primary key as id, countries follow them.

@@ -158,13 +158,22 @@ struct FilterEvaluationPropertyTests {
         let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("d.searchindex").path, mode: .readWrite(permissions: nil))
         // More rows of `common` than a filter drives below; ranks and lengths vary the scores.
         let items = (0..<2_600).map { key in
-            var item = IndexFixtures.item(key, "Item \(key)" + String(repeating: " x", count: key % 5), text: ["common"], rank: Double(key % 13))
+            // Places over a wide region (most of them within its circle below), a few without one.
+            var item = IndexFixtures.item(key, "Item \(key)" + String(repeating: " x", count: key % 5), text: ["common"],
+                                          latitude: key % 11 == 0 ? nil : Double(key % 50) - 25, longitude: Double(key % 71) - 35, rank: Double(key % 13))
             if key % 9 != 0 { item.attributes["tag"] = [.number(Double(key % 40))] + (key % 7 == 0 ? [.number(Double(key % 40))] : []) }
             return item
         }
-        try index.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
-        var driven: Set<String> = []
-        for filter in ["tag == 3", "tag BETWEEN {3, 5}", "tag == 7 AND NOT tag == 8", "tag > 36", "tag < 30"] {
+        // Items without `common` with tags too, written first (the estimate of `common`'s rows extrapolates its first
+        // rows' ids): a range can keep more items than `common`'s rows are worth reading.
+        let others = (0..<3_000).map { key in
+            var item = IndexFixtures.item(10_000 + key, "Other \(key)", text: ["other"])
+            item.attributes["tag"] = [.number(Double(key % 40))]
+            return item
+        }
+        try index.apply(IndexBatch(upserts: others + items, checkpoint: IndexFixtures.checkpoint(1)))
+        var driven: Set<String> = [], drivenInRegion: Set<String> = []
+        for filter in ["tag == 3", "tag BETWEEN {3, 5}", "tag == 7 AND NOT tag == 8", "tag > 36", "tag < 30", "tag >= 0", "tag > 36 AND tag == 38"] {
             // Sorted by distance without a place, relevance still orders the page.
             for (limit, offset, sort) in [(20, 0, SearchRequest.Sort.relevance), (7, 5, .relevance), (20, 0, .distance)] {
                 var request = SearchRequest(query: "common", limit: limit, offset: offset)
@@ -178,9 +187,35 @@ struct FilterEvaluationPropertyTests {
                 #expect(got.hits.count == min(limit, max(0, items.filter { try! PredicateParser.parse(filter).isSatisfied(by: $0.attributes) }.count - offset)))
                 if try index.explain(request).statements.contains(where: { $0.sql.contains("searchlight_in_ids") }) { driven.insert(filter) }
             }
+            // Within a circle, by relevance: the region's page from the driven scan, each row's place checked too.
+            for (limit, offset) in [(20, 0), (7, 5)] {
+                var request = SearchRequest(query: "common", near: try Coordinate(latitude: 0, longitude: 0), radius: 2_500_000, limit: limit, offset: offset)
+                request.filter = filter
+                // Every item holds `common`, so the planner reads the circle first: the words' scan is forced.
+                request.forcedPlan = .textThenPlace
+                var probed = request
+                probed.filter = "(\(filter)) OR FALSEPREDICATE"
+                let (got, want) = (try index.search(request), try index.search(probed))
+                #expect(got.hits.map(\.uri) == want.hits.map(\.uri) && got.hits.map(\.score) == want.hits.map(\.score)
+                        && got.hits.map(\.distance) == want.hits.map(\.distance), "\(filter) within the circle \(limit) \(offset)")
+                if try index.explain(request).statements.contains(where: { $0.sql.contains("searchlight_in_ids") && $0.sql.contains("searchlight_placed") }) {
+                    drivenInRegion.insert(filter)
+                }
+            }
         }
-        // Equalities keeping few items drive; ranges are probed (their ids come by value, telling nothing of their number).
-        #expect(driven == ["tag == 3", "tag == 7 AND NOT tag == 8"])
+        #expect(drivenInRegion == driven, "\(drivenInRegion)")
+        // Equalities and ranges keeping few items drive (a range's rows counted first, an equality preferred in
+        // an AND). `tag >= 0` keeps more rows than `common`'s are worth: its first search counts them and probes,
+        // and a later one reads them once its probes have paid for it.
+        #expect(driven == ["tag == 3", "tag BETWEEN {3, 5}", "tag == 7 AND NOT tag == 8", "tag > 36", "tag < 30", "tag > 36 AND tag == 38", "tag >= 0"])
+        var many = SearchRequest(query: "common")
+        many.filter = "tag >= 0"
+        let first = try SearchIndex(path: index.path, mode: .readOnly).explain(many).statements.map(\.sql)
+        #expect(first.contains { $0.hasPrefix("SELECT count(*) FROM (SELECT 1 FROM item_attributes") } && !first.contains { $0.contains("searchlight_in_ids") }, "\(first)")
+        var both = SearchRequest(query: "common")
+        both.filter = "tag > 36 AND tag == 38"
+        let explained = try index.explain(both)
+        #expect(!explained.statements.contains { $0.sql.hasPrefix("SELECT count(*)") }, "the equality drives, uncounted")
     }
 
     /// `common` in country A, and the same filter as an OR, which is never driven: every row is probed.
@@ -239,11 +274,12 @@ struct FilterEvaluationPropertyTests {
     func underestimatedFilterItems() throws {
         let path = IndexFixtures.temporaryDirectory().appendingPathComponent("u.searchindex").path
         let writer = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
-        // 2,000 of 10,000 items hold `common`, one in five. Country A holds every 10th of the first 2,560 items, then the next
-        // 4,000: its first 256 ids estimate 1,000 items, and it keeps 4,256, more than `common` has rows.
-        let items = (0..<10_000).map { key in
-            var item = IndexFixtures.item(key, "Item \(key)", text: key % 5 == 0 ? ["common"] : ["other"], rank: Double(key % 13))
-            item.attributes["country"] = [.string((2_560..<6_560).contains(key) || (key < 2_560 && key % 10 == 0) ? "A" : "B")]
+        // 2,000 of 20,000 items hold `common`, one in ten. Country A holds every 10th of the first 2,560 items, then the next
+        // 11,744: its first 256 ids estimate 1,000 items, and it keeps 12,000, more than the 4,000 ids `common`'s rows are
+        // worth (``Search/filterIDsPerMatch``), and than one search's probes pay for (9,000 ids).
+        let items = (0..<20_000).map { key in
+            var item = IndexFixtures.item(key, "Item \(key)", text: key % 10 == 0 ? ["common"] : ["other"], rank: Double(key % 13))
+            item.attributes["country"] = [.string((2_560..<14_304).contains(key) || (key < 2_560 && key % 10 == 0) ? "A" : "B")]
             return item
         }
         try writer.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
@@ -253,9 +289,10 @@ struct FilterEvaluationPropertyTests {
         #expect(expected.count == 20)
         // Each step is one explained search on the reader's one connection: what it read.
         let steps: [(sampled: Bool, read: Bool, kept: Bool)] = [
-            (true, true, false),    // sampled, read 2,001 ids for nothing: 4,000 at least next time
-            (false, false, false),  // probed, spending, without a sample: 3,214 ids' worth
-            (false, true, false),   // the probes would have read 6,428: read, and kept
+            (true, true, false),    // sampled, read 4,001 ids for nothing: 8,000 at least next time
+            (false, true, false),   // without a sample, its probes would have read 9,000: read 9,001 for nothing, 18,000 next
+            (false, false, false),  // probed, spending: 9,000 ids' worth
+            (false, true, false),   // the probes would have read 18,000: read, and kept
             (false, false, true),   // kept
         ]
         for (number, step) in steps.enumerated() {

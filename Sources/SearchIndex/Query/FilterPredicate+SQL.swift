@@ -51,26 +51,69 @@ extension FilterPredicate {
         options.isEmpty ? "a.text" : "searchlight_fold(a.text, \(options.rawValue))"
     }
 
-    /// A statement reading, through an attribute index, the ids of the items an equality keeps, such that
-    /// every item the filter keeps is among them (some may repeat): the filter itself, or a part of its top
-    /// `AND`. Its rows share one index key, so they come in the order they were written. Nil without such an
-    /// equality: folded texts, strings that read as dates (which compare with dates too) and every other
-    /// comparison are probed instead (a range's ids come by value, and tell nothing of how many it keeps).
-    func drivingItems() -> (sql: String, arguments: StatementArguments)? {
+    /// The ids of the items one comparison of a filter keeps, read through an attribute index: every item the
+    /// filter keeps is among them (some may repeat).
+    struct DrivingItems {
+        /// The statement reading the ids, and its arguments.
+        let sql: String, arguments: StatementArguments
+        /// For a range, a statement counting its attribute rows from the `(name, number)` index alone, at
+        /// most a limit appended to it (`LIMIT n`), with its arguments: an upper bound on the ids (dates and
+        /// numbers counted alike). Nil for an equality, whose rows share one index key and come in the order
+        /// they were written.
+        let count: (sql: String, arguments: StatementArguments)?
+    }
+
+    /// The items of the filter's driving comparison: the filter itself, or a part of its top `AND` (an
+    /// equality rather than a range). An equality on an unfolded value, or a range of numbers or dates
+    /// (`<`, `<=`, `>`, `>=`, `BETWEEN`), whose ids come by value: its rows are counted first. Nil without
+    /// such a comparison: folded texts, strings that read as dates (which compare with dates too) and every
+    /// other comparison are probed instead.
+    func drivingItems() -> DrivingItems? {
         switch self {
         case .and(let parts):
-            return parts.lazy.compactMap { $0.drivingItems() }.first
-        case .comparison(let attribute, .equal, let options, let values):
-            guard options.isEmpty, let value = values.first, values.count == 1 else { return nil }
-            switch value {
-            case .number, .date: break
-            case .string(let text): guard PredicateParser.date(text) == nil else { return nil }
-            case .null: return nil
+            let driving = parts.compactMap { $0.drivingItems() }
+            return driving.first { $0.count == nil } ?? driving.first
+        case .comparison(let attribute, let comparison, let options, let values):
+            guard options.isEmpty, let value = values.first else { return nil }
+            let (condition, arguments) = Self.condition(comparison, options: options, values: values)
+            let items = DrivingItems.init(sql:arguments:count:)
+            switch (comparison, value) {
+            case (.equal, _) where values.count == 1:
+                if case .null = value { return nil }
+                if case .string(let text) = value, PredicateParser.date(text) != nil { return nil }
+                return items(Self.itemsNamed + " AND (\(condition))", [attribute] + arguments, nil)
+            case (.less, _), (.lessOrEqual, _), (.greater, _), (.greaterOrEqual, _):
+                guard values.count == 1, let bound = Self.number(value) else { return nil }
+                return items(Self.itemsNamed + " AND (\(condition))", [attribute] + arguments,
+                             ("SELECT count(*) FROM (SELECT 1 FROM item_attributes a WHERE a.name = ? AND a.number \(comparison.rawValue) ?", [attribute, bound]))
+            case (.between, _):
+                // Both numbers or both dates: a mixed pair keeps nothing, and is probed.
+                guard values.count == 2, let low = Self.number(values[0]), let high = Self.number(values[1]),
+                      Self.number(values[0], ofKindOf: values[1]) else { return nil }
+                return items(Self.itemsNamed + " AND (\(condition))", [attribute] + arguments,
+                             ("SELECT count(*) FROM (SELECT 1 FROM item_attributes a WHERE a.name = ? AND a.number BETWEEN ? AND ?", [attribute, low, high]))
+            default:
+                return nil
             }
-            let (condition, arguments) = Self.condition(.equal, options: options, values: values)
-            return (Self.itemsNamed + " AND (\(condition))", [attribute] + arguments)
-        case .comparison, .constant, .or, .not:
+        case .constant, .or, .not:
             return nil
+        }
+    }
+
+    /// A number or a date as the `number` column holds it (a date's seconds since 2001); nil for text and nil.
+    private static func number(_ literal: Literal) -> Double? {
+        switch literal {
+        case .number(let number): number
+        case .date(let date): date.timeIntervalSinceReferenceDate
+        case .string, .null: nil
+        }
+    }
+
+    /// Whether two literals are both numbers or both dates.
+    private static func number(_ literal: Literal, ofKindOf other: Literal) -> Bool {
+        switch (literal, other) {
+        case (.number, .number), (.date, .date): true
+        default: false
         }
     }
 

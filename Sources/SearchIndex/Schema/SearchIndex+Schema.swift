@@ -192,9 +192,23 @@ extension SearchIndex {
             // TermLeaders+PlacedTails). The lists that leave rows off are listed again to have one.
             try db.execute(sql: TermLeaders.placedTailsSchema)
             try TermLeaders.listTails(db)
+            // The (name, value) indexes cover a comparison's item ids: a filter driving a scan read each id's
+            // table row (kind, item_id), in value order for a range, about 1.8 µs an id at 939,632 places.
+            try db.execute(sql: """
+                DROP INDEX item_attributes_by_number;
+                DROP INDEX item_attributes_by_text;
+                \(SearchIndex.attributeValueIndexes)
+                """)
         }
         return migrator
     }
+
+    /// The indexes reading an attribute's items by value (schema 18): numbers and dates, then texts, each
+    /// covering a comparison's item ids.
+    package static let attributeValueIndexes = """
+        CREATE INDEX item_attributes_by_number ON item_attributes (name, number, kind, item_id);
+        CREATE INDEX item_attributes_by_text ON item_attributes (name, text, kind, item_id);
+        """
 
     /// The newest schema version this build writes.
     static let schemaVersion = 18
