@@ -24,6 +24,13 @@ extension Search {
            let page = try typoTierPage(of: group, offset: request.offset, limit: request.limit) {
             return page
         }
+        // One frequent word under a filter: its placed list's best rows, read under the filter, when they prove
+        // the page.
+        if prunes, ranksPageInSQL, !filter.sql.isEmpty, let parsed, parsed.leaderKey != nil {
+            let matches = try matchEstimate ?? estimate(parsed)
+            matchEstimate = matches
+            if let page = try filteredListPage(parsed, among: try keptFilterIDs(), matches: matches) { return request.page(of: page) }
+        }
         // A filter keeping few items beside words held by many: each row checked against the items it keeps
         // (read once, in a C binary search) before the filter's probe.
         if prunes, ranksPageInSQL, let driven = try filterDrivenIDs() {
@@ -71,7 +78,7 @@ extension Search {
         matchEstimate = matches
         guard matches >= Self.fewestMatchesDrivenByFilter else { return nil }
         let isWholeFilter = if case .comparison = predicate { true } else { false }
-        let key = "\(driving.sql) \(driving.arguments)"
+        let key = Self.itemSetKey(driving)
         let version = try itemSets.map { _ in try FilterItemSets.Version(db) }
         if let itemSets, let version, let kept = itemSets.ids(for: key, db: db, version: version) {
             record(driving.sql + " -- kept from an earlier search", driving.arguments)
@@ -123,6 +130,16 @@ extension Search {
         // Repeated ids (an item holding two values the comparison keeps) are harmless to the binary search.
         return kept(ids.sorted(), key: key, version: version, isWholeFilter: isWholeFilter)
     }
+
+    /// The items of the filter's driving comparison that a search on this connection read and kept, sorted;
+    /// nil when none did (nothing is read here).
+    func keptFilterIDs() throws -> [Int64]? {
+        guard let predicate, let driving = predicate.drivingItems(), let itemSets else { return nil }
+        return itemSets.ids(for: Self.itemSetKey(driving), db: db, version: try FilterItemSets.Version(db))
+    }
+
+    /// The key of a driving comparison's items in ``FilterItemSets``: its statement and arguments.
+    static func itemSetKey(_ driving: FilterPredicate.DrivingItems) -> String { "\(driving.sql) \(driving.arguments)" }
 
     /// Driving ids, kept for the connection's next searches.
     private func kept(_ ids: [Int64], key: String, version: FilterItemSets.Version?, isWholeFilter: Bool) -> (ids: [Int64], isWholeFilter: Bool) {
