@@ -162,6 +162,8 @@ struct FilterEvaluationPropertyTests {
             var item = IndexFixtures.item(key, "Item \(key)" + String(repeating: " x", count: key % 5), text: ["common"],
                                           latitude: key % 11 == 0 ? nil : Double(key % 50) - 25, longitude: Double(key % 71) - 35, rank: Double(key % 13))
             if key % 9 != 0 { item.attributes["tag"] = [.number(Double(key % 40))] + (key % 7 == 0 ? [.number(Double(key % 40))] : []) }
+            // Dates share the index's number column with numbers: a day of 50, some items a number there too.
+            item.attributes["when"] = key % 11 == 0 ? [.number(Double(key % 50) * 86_400)] : [.date(Date(timeIntervalSinceReferenceDate: Double(key % 50) * 86_400))]
             return item
         }
         // Items without `common` with tags too, written first (the estimate of `common`'s rows extrapolates its first
@@ -173,7 +175,9 @@ struct FilterEvaluationPropertyTests {
         }
         try index.apply(IndexBatch(upserts: others + items, checkpoint: IndexFixtures.checkpoint(1)))
         var driven: Set<String> = [], drivenInRegion: Set<String> = []
-        for filter in ["tag == 3", "tag BETWEEN {3, 5}", "tag == 7 AND NOT tag == 8", "tag > 36", "tag < 30", "tag >= 0", "tag > 36 AND tag == 38"] {
+        for filter in ["tag == 3", "tag BETWEEN {3, 5}", "tag == 7 AND NOT tag == 8", "tag > 36", "tag < 30", "tag >= 0", "tag > 36 AND tag == 38",
+                       "when BETWEEN {CAST(0, 'NSDate'), CAST(200000, 'NSDate')}", "when > CAST(3900000, 'NSDate')", "when > '2001-02-10T00:00:00Z'",
+                       "when < 200000", "tag ==[c] \"3\""] {
             // Sorted by distance without a place, relevance still orders the page.
             for (limit, offset, sort) in [(20, 0, SearchRequest.Sort.relevance), (7, 5, .relevance), (20, 0, .distance)] {
                 var request = SearchRequest(query: "common", limit: limit, offset: offset)
@@ -207,7 +211,9 @@ struct FilterEvaluationPropertyTests {
         // Equalities and ranges keeping few items drive (a range's rows counted first, an equality preferred in
         // an AND). `tag >= 0` keeps more rows than `common`'s are worth: its first search counts them and probes,
         // and a later one reads them once its probes have paid for it.
-        #expect(driven == ["tag == 3", "tag BETWEEN {3, 5}", "tag == 7 AND NOT tag == 8", "tag > 36", "tag < 30", "tag > 36 AND tag == 38", "tag >= 0"])
+        // Dates drive as numbers do; a string read as a date (compared with texts too) and a folded comparison never drive.
+        #expect(driven == ["tag == 3", "tag BETWEEN {3, 5}", "tag == 7 AND NOT tag == 8", "tag > 36", "tag < 30", "tag > 36 AND tag == 38", "tag >= 0",
+                           "when BETWEEN {CAST(0, 'NSDate'), CAST(200000, 'NSDate')}", "when > CAST(3900000, 'NSDate')", "when < 200000"])
         var many = SearchRequest(query: "common")
         many.filter = "tag >= 0"
         let first = try SearchIndex(path: index.path, mode: .readOnly).explain(many).statements.map(\.sql)

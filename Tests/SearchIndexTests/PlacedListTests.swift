@@ -132,7 +132,10 @@ struct PlacedListTests {
                     let (exactLatitude, exactLongitude): (Double, Double) = (place?[0] ?? .nan, place?[1] ?? .nan)
                     if !(abs(latitude - exactLatitude) <= TermLeaders.PlacedTail.latitudeError + 1e-12
                          && abs(longitude - exactLongitude) <= TermLeaders.PlacedTail.longitudeError + 1e-12) { misplaced += 1 }
+                    return true
                 } == (list.tail != nil), "\(key)")
+                // A walk that stops is told apart from a damaged tail.
+                if list.tail ?? 0 > 1 { #expect(try list.walkTail(db: db) { _, _, _ in false } == nil, "\(key)") }
                 #expect(misplaced == 0, "\(key)")
                 #expect(tail == tail.sorted(), "\(key)")
                 let expression = TermLeaders.expression(of: key)
@@ -198,6 +201,76 @@ struct PlacedListTests {
         }
         let shallow = try expectSame("tails")
         #expect(shallow > 40, "\(shallow) pages of 20 from the lists")
+    }
+
+    @Test("rows in tails a few hundred meters inside and outside a region's edges (circles, boxes, the antimeridian, a pole) are found or left as full scoring does")
+    func tailMargins() throws {
+        // The point at `meters` from a center along a meridian (north) or a parallel (east), by bisection on the
+        // index's own distance.
+        func point(from center: (Double, Double), meters: Double, north: Bool) -> (Double, Double) {
+            var (low, high) = (0.0, north ? 5.0 : 60.0)
+            for _ in 0..<80 {
+                let middle = (low + high) / 2
+                let distance = north ? GeoMath.distance(center.0, center.1, center.0 + middle, center.1)
+                                     : GeoMath.distance(center.0, center.1, center.0, center.1 + middle)
+                if distance < meters { low = middle } else { high = middle }
+            }
+            let step = (low + high) / 2
+            var longitude = north ? center.1 : center.1 + step
+            if longitude > 180 { longitude -= 360 }
+            return north ? (center.0 + step, center.1) : (center.0, longitude)
+        }
+        let circles: [((Double, Double), Double)] = [((48, 2), 100_000), ((-17, 179.9), 30_000), ((89.5, 0), 50_000)]
+        let boxes: [(Double, Double, Double, Double)] = [(40, -10, 50, 10), (-30, 170, -5, -170)]
+        var places: [(Double, Double)] = []
+        let offsets = [-600.0, -400, -300, -150, -20, 0, 20, 150, 300, 400, 600]
+        for (center, radius) in circles {
+            for offset in offsets { for north in [true, false] { places.append(point(from: center, meters: radius + offset, north: north)) } }
+        }
+        for box in boxes {
+            for offset in [-0.006, -0.004, -0.002, -0.0005, 0, 0.0005, 0.002, 0.004, 0.006] {
+                places += [(box.2 + offset, 0.5 * (box.1 + box.3)), (box.0 + offset, box.1 + 1), (box.0 + 1, box.1 + offset), (box.0 + 1, box.3 + offset)]
+            }
+        }
+        places += [(-20, 180), (-20, -180), (-20, 179.9999), (-20, -179.9999), (89.99, 0), (89.99, 180), (90, 0)]
+        // Four times over (a narrow circle is walked when it holds 64 places or more), with ranks so that scores
+        // differ; twins tie.
+        let items = (0..<(4 * places.count)).map { key in
+            let (latitude, longitude) = places[key % places.count]
+            return IndexedItem(uri: "x-coredata://STORE-A/Place/p\(key)", entity: "Place", displayName: key % 3 == 0 ? "edge north" : "edge",
+                               latitude: min(max(latitude, -90), 90), longitude: longitude > 180 ? longitude - 360 : longitude, rank: Double(key % 7))
+        }
+        let index = try TypoTiersTests.newIndex("placed-lists-margins", items: items)
+        try index.write { db in
+            try TermLeaders.refresh(db, minimumDocuments: 20, listingPrefixes: true, depths: .init(word: 2, prefix: 2, mostTailRows: 100_000))
+        }
+        var fromLists = 0, others: [String] = []
+        for query in ["edge", "edg*", "north"] {
+            var requests: [SearchRequest] = []
+            for (center, radius) in circles {
+                for sort in [SearchRequest.Sort.relevance, .distance] {
+                    var request = SearchRequest(query: query, near: try Coordinate(latitude: center.0, longitude: center.1), radius: radius, sort: sort, limit: 200)
+                    request.typoTolerance = false
+                    requests.append(request)
+                }
+            }
+            for box in boxes {
+                var request = SearchRequest(query: query, boundingBox: try BoundingBox(minLatitude: box.0, minLongitude: box.1, maxLatitude: box.2, maxLongitude: box.3),
+                                            limit: 200)
+                request.typoTolerance = false
+                requests.append(request)
+            }
+            for request in requests {
+                let listed = try index.search(request)
+                var full = request
+                full.usesTermLeaders = false
+                let expected = try index.search(full)
+                #expect(listed.hits.map(Self.describe) == expected.hits.map(Self.describe), "\(query) \(request.near.map { "\($0)" } ?? "") \(request.radius ?? 0)")
+                #expect(!expected.hits.isEmpty, "\(query): not vacuous")
+                if listed.plan == .placedList || listed.plan == .placedRows { fromLists += 1 } else { others.append("\(query) \(request.near.map { "\($0.latitude)" } ?? "box") \(request.sort.map { "\($0)" } ?? "") \(listed.plan) \(expected.hits.count)") }
+            }
+        }
+        #expect(fromLists > 10, "\(fromLists) pages from the lists and their tails; \(others)")
     }
 
     @Test("a tail's entries decode to their ids and places within the rounding; damaged bytes never do")
@@ -319,6 +392,11 @@ struct PlacedListTests {
         let answeredBefore = try Self.expectSamePages(index, "cut", filters: [nil])
         try index.write { db in
             try db.execute(sql: "DROP TABLE leader_place_tails")
+            try db.execute(sql: """
+                DROP INDEX item_attributes_by_number; DROP INDEX item_attributes_by_text;
+                CREATE INDEX item_attributes_by_number ON item_attributes (name, number);
+                CREATE INDEX item_attributes_by_text ON item_attributes (name, text);
+                """)
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v18'")
             try db.execute(sql: "PRAGMA user_version = 17")
         }
@@ -332,6 +410,10 @@ struct PlacedListTests {
         // Listed again, as deep as an index lists: every row of these few thousand places.
         try reopened.read { db in
             #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == SearchIndex.schemaVersion)
+            // The value indexes cover a comparison's ids.
+            for index in ["item_attributes_by_number", "item_attributes_by_text"] {
+                #expect(try String.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?) ORDER BY seqno", arguments: [index]).suffix(2) == ["kind", "item_id"])
+            }
             for key in cut {
                 let list = try #require(try TermLeaders.placedListing(key: key, db: db), "\(key)")
                 #expect(list.isComplete, "\(key)")

@@ -74,6 +74,12 @@ extension TermLeaders {
         /// are damaged (a varint running past the end or past 64 bits, a place cut short or off the scale, ids
         /// not ascending, or not `count` entries).
         static func decode(_ bytes: UnsafeRawBufferPointer, count: Int64, _ visit: (Int64, Double, Double) throws -> Void) rethrows -> Bool {
+            try scan(bytes, count: count) { try visit($0, $1, $2); return true } == true
+        }
+
+        /// Hands the entries of `bytes` to `visit` while it returns true; true past the last, nil when `visit`
+        /// stopped, false when the bytes are damaged (as ``decode(_:count:_:)`` tells).
+        static func scan(_ bytes: UnsafeRawBufferPointer, count: Int64, _ visit: (Int64, Double, Double) throws -> Bool) rethrows -> Bool? {
             var offset = 0, id: Int64 = 0, entries: Int64 = 0
             while offset < bytes.count {
                 var gap: UInt64 = 0, shift: UInt64 = 0
@@ -96,7 +102,7 @@ extension TermLeaders {
                 guard latitude != .min, longitude != .min else { return false }
                 offset += 4
                 entries += 1
-                try visit(id, Double(latitude) * 90 / 32_767, Double(longitude) * 180 / 32_767)
+                guard try visit(id, Double(latitude) * 90 / 32_767, Double(longitude) * 180 / 32_767) else { return nil }
             }
             return entries == count
         }
@@ -128,9 +134,11 @@ extension TermLeaders {
 }
 
 extension TermLeaders.PlacedListing {
-    /// Hands every entry of the list's tail to `visit` (id, latitude, longitude, rounded: see
-    /// ``TermLeaders/PlacedTail``); false when there is no tail or it is damaged.
-    func walkTail(db: Database, _ visit: (Int64, Double, Double) throws -> Void) throws -> Bool {
+    /// Hands the entries of the list's tail to `visit` (id, latitude, longitude, rounded: see
+    /// ``TermLeaders/PlacedTail``) while it returns true: a walk giving up stops decoding (a tail holds up to
+    /// 131,072 entries). True past the last entry, nil when `visit` stopped, false when there is no tail or it
+    /// is damaged.
+    func walkTail(db: Database, _ visit: (Int64, Double, Double) throws -> Bool) throws -> Bool? {
         guard let tail else { return false }
         let statement = try db.cachedStatement(sql: "SELECT entries FROM leader_place_tails WHERE term = ?")
         statement.setUncheckedArguments([key])
@@ -140,6 +148,6 @@ extension TermLeaders.PlacedListing {
         let bytes = Int(sqlite3_column_bytes(handle, 0))
         guard bytes > 0, let blob = sqlite3_column_blob(handle, 0) else { return tail == 0 }
         // Read in place: the value stays valid until the statement is reset.
-        return try TermLeaders.PlacedTail.decode(UnsafeRawBufferPointer(start: blob, count: bytes), count: tail, visit)
+        return try TermLeaders.PlacedTail.scan(UnsafeRawBufferPointer(start: blob, count: bytes), count: tail, visit)
     }
 }

@@ -133,8 +133,11 @@ extension TermLeaders {
 
         /// Whether the list, with its tail, holds every placed row of its key.
         var isComplete: Bool { drift.threshold == nil || tail != nil }
-        /// The entries of the list and its tail.
-        var entries: Int64 { count + (tail ?? 0) }
+        /// The entries of the list and its tail (counts a damaged index may hold past any file's size saturate).
+        var entries: Int64 {
+            let (sum, overflow) = count.addingReportingOverflow(tail ?? 0)
+            return overflow ? .max : sum
+        }
 
         /// Whether a row scoring `score` now comes before every row whose listed score was at most `listed`.
         func precedes(_ score: Double, rowsListedAtMost listed: Double) -> Bool { TermLeaders.exceeds(score, drift.bound(listed)) }
@@ -176,9 +179,9 @@ extension TermLeaders {
             WHERE t.term = ? AND t.stale = 0
             """), arguments: [key]),
               let drift = try Drift(row, db: db) else { return nil }
-        let tail: Int64? = try row.optionalInteger(6)
-        guard tail.map({ $0 >= 0 }) != false else { return nil }
-        return PlacedListing(key: key, drift: drift, count: try row.integer(5), tail: tail)
+        let count = try row.integer(5), tail: Int64? = try row.optionalInteger(6)
+        guard count >= 0, tail.map({ $0 >= 0 }) != false else { return nil }
+        return PlacedListing(key: key, drift: drift, count: count, tail: tail)
     }
 
     /// Stores a key's placed rows (its leader list's row is written beside, in the same transaction).

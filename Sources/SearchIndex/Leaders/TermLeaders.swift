@@ -426,7 +426,9 @@ enum TermLeaders {
             SELECT items_fts.rowid, \(SearchIndex.leaderRankFunction), i.uri, i.latitude, i.longitude
             FROM items_fts JOIN items i ON i.id = items_fts.rowid WHERE items_fts MATCH ?
             """)
-        scan.setUncheckedArguments(["", placed < SearchIndex.maximumPrunedPage ? placed + 1 : 0, phrase])
+        // Never shallower than the leader list's own rows and the one left off, which must all be scored.
+        let pruned = Swift.max(placed, listedRows) + 1
+        scan.setUncheckedArguments(["", pruned <= SearchIndex.maximumPrunedPage ? pruned : 0, phrase])
         var places = PlacedRows(depth: placed)
         // Every placed row, for the tail (see TermLeaders+PlacedTails), until there are too many to keep one.
         var everywhere: [(id: Int64, latitude: Double, longitude: Double)]? = []

@@ -58,8 +58,8 @@ extension FilterPredicate {
         let sql: String, arguments: StatementArguments
         /// For a range, a statement counting its attribute rows from the `(name, number)` index alone, at
         /// most a limit appended to it (`LIMIT n`), with its arguments: an upper bound on the ids (dates and
-        /// numbers counted alike). Nil for an equality, whose rows share one index key and come in the order
-        /// they were written.
+        /// numbers counted alike). Nil for an equality, whose rows share one value and come in item id order
+        /// (``SearchIndex/attributeValueIndexes``), which a sample of the first ones estimates from.
         let count: (sql: String, arguments: StatementArguments)?
     }
 

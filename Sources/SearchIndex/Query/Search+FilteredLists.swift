@@ -67,7 +67,11 @@ extension Search {
                 if page.count == needed, let last = page.last, list.precedes(last.score, rowsListedAtMost: threshold) { return true }
                 // The rows left off, from the tail: every one the filter may keep is read.
                 var left: [Int64] = []
-                guard try list.walkTail(db: db, { id, _, _ in if kept(id) { left.append(id) } }), reads + left.count <= budget else { return false }
+                let walked = try list.walkTail(db: db) { id, _, _ in
+                    if kept(id) { left.append(id) }
+                    return reads + left.count <= budget
+                }
+                guard walked == true else { return false }
                 for id in left.sorted() where try !read(id) { return false }
                 return true
             }

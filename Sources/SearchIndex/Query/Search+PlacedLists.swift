@@ -77,9 +77,11 @@ extension Search {
                 // Or the rows left off, from the tail: those in the region are read, and the page is exact.
                 var left: [Int64] = []
                 let tailRegion = region.widened(for: .tail)
-                guard try list.walkTail(db: db, { id, latitude, longitude in
+                let walked = try list.walkTail(db: db) { id, latitude, longitude in
                     if tailRegion.mayHold(latitude: latitude, longitude: longitude) { left.append(id) }
-                }), reads + left.count <= Self.maximumPlacedReads else { return false }
+                    return reads + left.count <= Self.maximumPlacedReads
+                }
+                guard walked == true else { return false }
                 // In id order: the items' B-tree read forward.
                 for id in left.sorted() where try !read(id) { return false }
                 return true

@@ -46,8 +46,11 @@ extension Search {
             let key = alternative.term.leaderKey
             if let key, !keys.insert(key).inserted { continue }
             if let key, let list = try TermLeaders.placedListing(key: key, db: db) {
-                // A list that leaves rows off without a tail holds more than any unlisted alternative may.
-                guard list.isComplete else { return nil }
+                // A list that leaves rows off without a tail holds more than any unlisted alternative may. Nearest
+                // first, every entry's distance is computed: a tail is walked only up to a word's list's length
+                // (`Sa*` near Madrid, with its tail: 5.4 → 10.1 ms; `Man*` near London 25.6 → 2.6).
+                guard list.isComplete, !byDistance || list.drift.threshold == nil || list.entries <= Int64(TermLeaders.placedWordRows)
+                else { return nil }
                 lists.append(list)
                 continue
             }
@@ -81,8 +84,11 @@ extension Search {
             }
             guard walked == nil else { return nil }  // too many rows, or a damaged list
             if list.drift.threshold != nil {
-                guard try list.walkTail(db: db, { add($0, latitude: $1, longitude: $2, in: tailRegion) }),
-                      byDistance || rows.count <= Self.mostPlacedRowsScored else { return nil }
+                let walked = try list.walkTail(db: db) { id, latitude, longitude in
+                    add(id, latitude: latitude, longitude: longitude, in: tailRegion)
+                    return byDistance || rows.count <= Self.mostPlacedRowsScored
+                }
+                guard walked == true else { return nil }  // too many rows, or a damaged tail
             }
         }
         if !unlisted.isEmpty {

@@ -100,8 +100,8 @@ extension Search {
         } else {
             // A sample first: reading an equality that keeps too many costs as much as probing saves (`new` in
             // the United States, 87,132 items for 39,872 matches: 40 → 58 ms). Fewer than the sample: they are
-            // all read. Its ids come in writing order: spread over a narrow span of the items' ids, it keeps
-            // many (clustered ids overestimate).
+            // all read. Its ids come in id order (the index's last column), the lowest first: spread over a narrow
+            // span of the items' ids, it keeps many (clustered ids overestimate).
             let sampled = Self.sampledIDs
             let sample = driving.sql + " LIMIT \(sampled)"
             record(sample, driving.arguments)
