@@ -147,9 +147,17 @@ struct PlacedListTests {
         }
         let answered = try Self.expectSamePages(index, "tails")
         // Not vacuous: without tails the same lists answer far fewer pages.
-        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true, depths: .init(word: 40, prefix: 24, mostTailRows: 0)) }
-        let withoutTails = try Self.expectSamePages(index, "no tails")
+        let withoutTails = try Self.withoutTails(index, shallow) { try Self.expectSamePages(index, $0) }
         #expect(answered > withoutTails + 2_000, "\(answered) pages with tails, \(withoutTails) without")
+    }
+
+    /// Lists `index` again as deep as `depths` without tails, and runs `answered` (told the context): how
+    /// many pages lists answer when they cannot read the rows they leave off.
+    static func withoutTails(_ index: SearchIndex, _ depths: TermLeaders.PlacedDepths, _ answered: (String) throws -> Int) throws -> Int {
+        var cut = depths
+        cut.mostTailRows = 0
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true, depths: cut) }
+        return try answered("no tails")
     }
 
     @Test("a word under a filter, anywhere, is answered from its placed list's rows read under the filter, exactly as full scoring")

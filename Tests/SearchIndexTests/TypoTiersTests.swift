@@ -190,16 +190,12 @@ struct TypoTiersTests {
     @Test("lists that leave rows off give the region's rows with their tails, the page full scoring gives")
     func placedRowsFromTails() throws {
         let index = try Self.newIndex("tiers-placed-tails", items: Self.placedRowsItems())
-        try index.write { db in
-            try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true, depths: .init(word: 30, prefix: 20, mostTailRows: 100_000))
-        }
+        let shallow = TermLeaders.PlacedDepths(word: 30, prefix: 20, mostTailRows: 100_000)
+        try index.write { db in try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true, depths: shallow) }
         #expect(try index.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM leader_place_tails") ?? 0 } > 20)
         let placedRows = try Self.expectSamePlacedPages(index, "tails")
         // Not vacuous: without their tails, the same lists give far fewer pages.
-        try index.write { db in
-            try TermLeaders.refresh(db, minimumDocuments: 100, listingPrefixes: true, depths: .init(word: 30, prefix: 20, mostTailRows: 0))
-        }
-        let withoutTails = try Self.expectSamePlacedPages(index, "no tails")
+        let withoutTails = try PlacedListTests.withoutTails(index, shallow) { try Self.expectSamePlacedPages(index, $0) }
         #expect(placedRows > withoutTails + 300, "\(placedRows) pages from placed rows with tails, \(withoutTails) without")
     }
 

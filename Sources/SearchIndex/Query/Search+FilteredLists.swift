@@ -1,7 +1,4 @@
-import CSearchTokenizer
 import Foundation
-import GRDB
-import GRDBSQLite
 
 /// One frequent word, prefix or phrase under an attribute filter, anywhere, from its placed list when the list
 /// holds every row of its key (every row has a place): the list's rows best first, each read under the filter
@@ -25,62 +22,7 @@ extension Search {
               list.entries == Int64(list.drift.documents) else { return nil }
         // A read costs about 2 µs: without the items, at most an eighth of what probing every row would.
         let budget = ids == nil ? min(Self.maximumPlacedReads, matches / 8) : Self.maximumPlacedReads
-        guard budget > 0, let query = try vectorQuery(parsed) else { return nil }
-        let statement = try scoredRowStatement(reading: "each listed row the filter may keep")
-        var page: [Candidate] = [], reads = 0
-        let needed = needed
-        func kept(_ id: Int64) -> Bool {
-            guard let ids else { return true }
-            var low = 0, high = ids.count
-            while low < high {
-                let middle = (low + high) / 2
-                if ids[middle] < id { low = middle + 1 } else { high = middle }
-            }
-            return low < ids.count && ids[low] == id
-        }
-        func read(_ id: Int64) throws -> Bool {
-            reads += 1
-            guard reads <= budget else { return false }
-            switch try Self.readScoredRow(id, with: statement, db: db) {
-            case .filteredOut: return true
-            case .unmatched: return false  // the list is not what it says
-            case .scored(let candidate):
-                guard let candidate = refine(candidate) else { return true }
-                let position = page.firstIndex { SearchCandidate.ranksBefore(candidate, $0) } ?? page.endIndex
-                if position < needed {
-                    page.insert(candidate, at: position)
-                    if page.count > needed { page.removeLast() }
-                }
-                return true
-            }
-        }
-        func walk() throws -> Bool {
-            try SQLiteCall.withVectorQuery(query.pointer, boundTo: statement, parameter: 1) {
-                let answer = try list.walk(db: db) { entry in
-                    // Every row further down scored at most this one when listed.
-                    if page.count == needed, let last = page.last, list.precedes(last.score, rowsListedAtMost: Double(entry.score)) { return true }
-                    guard kept(entry.id) else { return nil }
-                    return try read(entry.id) ? nil : false
-                }
-                if let answer { return answer }
-                guard let threshold = list.drift.threshold else { return true }
-                if page.count == needed, let last = page.last, list.precedes(last.score, rowsListedAtMost: threshold) { return true }
-                // The rows left off, from the tail: every one the filter may keep is read.
-                var left: [Int64] = []
-                let walked = try list.walkTail(db: db) { id, _, _ in
-                    if kept(id) { left.append(id) }
-                    return reads + left.count <= budget
-                }
-                guard walked == true else { return false }
-                for id in left.sorted() where try !read(id) { return false }
-                return true
-            }
-        }
-        do {
-            return try walk() ? page : nil
-        } catch let error as DatabaseError where error.message == SEARCHLIGHT_VECTOR_FALLBACK_LIMIT {
-            // Rows the vectors cannot score: one FTS5 scan instead.
-            return nil
-        }
+        guard budget > 0 else { return nil }
+        return try walkedPage(list, parsed, reading: "each listed row the filter may keep", budget: budget, among: ids)
     }
 }
