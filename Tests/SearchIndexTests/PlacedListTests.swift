@@ -296,7 +296,7 @@ struct PlacedListTests {
             rows.shuffle(using: &generator)
             let bytes = TermLeaders.PlacedTail.encode(&rows)
             var decoded: [(id: Int64, latitude: Double, longitude: Double)] = []
-            #expect(bytes.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: Int64(expected.count)) { decoded.append(($0, $1, $2)) } })
+            #expect(bytes.withUnsafeBytes { TermLeaders.PlacedTail.scan($0, count: Int64(expected.count)) { decoded.append(($0, $1, $2)); return true } == true })
             #expect(decoded.map(\.id) == expected.map(\.id))
             for (row, entry) in zip(expected, decoded) {
                 #expect(abs(row.latitude - entry.latitude) <= TermLeaders.PlacedTail.latitudeError + 1e-12)
@@ -306,17 +306,17 @@ struct PlacedListTests {
             // Cut short, or told another count: damaged.
             if !bytes.isEmpty {
                 let cut = bytes.prefix(Int.random(in: 0..<bytes.count, using: &generator))
-                #expect(!cut.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: Int64(expected.count)) { _, _, _ in } })
+                #expect(!cut.withUnsafeBytes { TermLeaders.PlacedTail.scan($0, count: Int64(expected.count)) { _, _, _ in true } == true })
             }
-            #expect(!bytes.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: Int64(expected.count) + 1) { _, _, _ in } })
+            #expect(!bytes.withUnsafeBytes { TermLeaders.PlacedTail.scan($0, count: Int64(expected.count) + 1) { _, _, _ in true } == true })
             // Any byte changed: entries or damage, never a trap.
             var changed = bytes
             if !changed.isEmpty { changed[Int.random(in: 0..<changed.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator) }
-            _ = changed.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: Int64(expected.count)) { _, _, _ in } }
+            _ = changed.withUnsafeBytes { TermLeaders.PlacedTail.scan($0, count: Int64(expected.count)) { _, _, _ in true } == true }
         }
         // A place off the 16-bit scale (-32,768, which no encoding writes) is damage, as the fuzzer found.
-        #expect(!Data([1, 0x00, 0x80, 0, 0]).withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: 1) { _, _, _ in } })
-        #expect(Data([1, 0x01, 0x80, 0xFF, 0x7F]).withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: 1) { _, _, _ in } })
+        #expect(!Data([1, 0x00, 0x80, 0, 0]).withUnsafeBytes { TermLeaders.PlacedTail.scan($0, count: 1) { _, _, _ in true } == true })
+        #expect(Data([1, 0x01, 0x80, 0xFF, 0x7F]).withUnsafeBytes { TermLeaders.PlacedTail.scan($0, count: 1) { _, _, _ in true } == true })
     }
 
     @Test("a narrow region is walked from a placed list when it is dense (a city), left to the R-tree when sparse, exact either way")

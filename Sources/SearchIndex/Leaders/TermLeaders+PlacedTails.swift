@@ -52,13 +52,8 @@ extension TermLeaders {
             var data = Data(capacity: rows.count * 6)
             var previous: Int64 = 0
             for row in rows {
-                var gap = UInt64(bitPattern: row.id &- previous)
+                LEB128.append(UInt64(bitPattern: row.id &- previous), to: &data)
                 previous = row.id
-                while gap >= 0x80 {
-                    data.append(UInt8(truncatingIfNeeded: gap) | 0x80)
-                    gap >>= 7
-                }
-                data.append(UInt8(gap))
                 for value in [quantize(row.latitude, 90), quantize(row.longitude, 180)] {
                     withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
                 }
@@ -70,29 +65,14 @@ extension TermLeaders {
             Int16((Swift.min(Swift.max(degrees / extent, -1), 1) * 32_767).rounded())
         }
 
-        /// Hands every entry of `bytes` to `visit` (id, latitude, longitude, as decoded); false when the bytes
-        /// are damaged (a varint running past the end or past 64 bits, a place cut short or off the scale, ids
-        /// not ascending, or not `count` entries).
-        static func decode(_ bytes: UnsafeRawBufferPointer, count: Int64, _ visit: (Int64, Double, Double) throws -> Void) rethrows -> Bool {
-            try scan(bytes, count: count) { try visit($0, $1, $2); return true } == true
-        }
-
-        /// Hands the entries of `bytes` to `visit` while it returns true; true past the last, nil when `visit`
-        /// stopped, false when the bytes are damaged (as ``decode(_:count:_:)`` tells).
+        /// Hands the entries of `bytes` to `visit` (id, latitude, longitude, as decoded) while it returns true:
+        /// true past the last, nil when `visit` stopped, false when the bytes are damaged (a varint running past
+        /// the end or past 64 bits, a place cut short or off the scale, ids not ascending, or not `count` entries).
         static func scan(_ bytes: UnsafeRawBufferPointer, count: Int64, _ visit: (Int64, Double, Double) throws -> Bool) rethrows -> Bool? {
             var offset = 0, id: Int64 = 0, entries: Int64 = 0
             while offset < bytes.count {
-                var gap: UInt64 = 0, shift: UInt64 = 0
-                while true {
-                    guard offset < bytes.count, shift < 64 else { return false }
-                    let byte = bytes[offset]
-                    offset += 1
-                    gap |= UInt64(byte & 0x7F) << shift
-                    if byte & 0x80 == 0 { break }
-                    shift += 7
-                }
                 // Ascending ids: every gap but the first (from 0) is positive.
-                guard gap > 0 || entries == 0, offset + 4 <= bytes.count else { return false }
+                guard let gap = LEB128.read(bytes, at: &offset), gap > 0 || entries == 0, offset + 4 <= bytes.count else { return false }
                 let (next, overflow) = id.addingReportingOverflow(Int64(bitPattern: gap))
                 guard !overflow, next >= id else { return false }
                 id = next

@@ -80,7 +80,7 @@ extension Search {
                 let answer = try list.walk(db: db) { entry in
                     // Every row further down scored at most this one when listed.
                     if page.count == needed, let last = page.last, list.precedes(last.score, rowsListedAtMost: Double(entry.score)) { return true }
-                    guard listRegion.mayHold(latitude: entry.latitude, longitude: entry.longitude), !checksIDs || Self.holds(ids, entry.id) else { return nil }
+                    guard listRegion.mayHold(latitude: entry.latitude, longitude: entry.longitude), !checksIDs || ids.sortedContains(entry.id) else { return nil }
                     return try read(entry.id) ? nil : false
                 }
                 if let answer { return answer }
@@ -90,7 +90,7 @@ extension Search {
                 // Or the rows left off, from the tail: those it lets through are read, and the page is exact.
                 var left: [Int64] = []
                 let walked = try list.walkTail(db: db) { id, latitude, longitude in
-                    if tailRegion.mayHold(latitude: latitude, longitude: longitude), !checksIDs || Self.holds(ids, id) { left.append(id) }
+                    if tailRegion.mayHold(latitude: latitude, longitude: longitude), !checksIDs || ids.sortedContains(id) { left.append(id) }
                     return reads + left.count <= budget
                 }
                 guard walked == true else { return false }
@@ -110,16 +110,6 @@ extension Search {
 }
 
 extension Search {
-    /// Whether sorted `ids` hold `id` (a binary search).
-    static func holds(_ ids: [Int64], _ id: Int64) -> Bool {
-        var low = 0, high = ids.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ids[middle] < id { low = middle + 1 } else { high = middle }
-        }
-        return low < ids.count && ids[low] == id
-    }
-
     /// An item read by id and scored from the query's term vectors, as a walk of placed lists reads it.
     enum ScoredRow {
         /// The entity or attribute filters leave it out (or it is gone).
@@ -198,9 +188,6 @@ struct PlacedRegion {
             }
         }
     }
-
-    /// The margin in meters of a placed list's places.
-    static let meterMargin = Rounding.list.meters
 
     /// Every place on the globe.
     static let whole = PlacedRegion(boxes: [GeoMath.Box(minLatitude: -90, maxLatitude: 90, minLongitude: -180, maxLongitude: 180)],

@@ -31,13 +31,7 @@ package struct TermWindowChunk: Equatable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(terms.reduce(0) { $0 + $1.count + 1 })
         for term in terms {
-            var count = term.count
-            // LEB128: seven bits a byte, the high bit set on all but the last.
-            while count >= 0x80 {
-                bytes.append(UInt8(truncatingIfNeeded: count) | 0x80)
-                count >>= 7
-            }
-            bytes.append(UInt8(count))
+            LEB128.append(UInt64(term.count), to: &bytes)
             bytes += term
         }
         return bytes
@@ -45,11 +39,7 @@ package struct TermWindowChunk: Equatable {
 
     /// Adds a term in its place; false if the chunk holds it already.
     package mutating func insert(_ term: [UInt8]) -> Bool {
-        var low = 0, high = terms.count
-        while low < high {
-            let middle = (low + high) / 2
-            if terms[middle].lexicographicallyPrecedes(term) { low = middle + 1 } else { high = middle }
-        }
+        let low = terms.partitionIndex { !$0.lexicographicallyPrecedes(term) }
         guard low == terms.count || terms[low] != term else { return false }
         terms.insert(term, at: low)
         return true
@@ -60,22 +50,12 @@ package struct TermWindowChunk: Equatable {
 
     /// Hands each term of a row's bytes to `body`, in order, without copying it.
     package static func forEachTerm(in bytes: UnsafeRawBufferPointer, _ body: (UnsafeBufferPointer<UInt8>) -> Void) throws(Damage) {
-        let bytes = bytes.assumingMemoryBound(to: UInt8.self)
         var offset = 0
         while offset < bytes.count {
-            var count = 0, shift = 0
-            while true {
-                // A count cut off by the row's end, or too long for any row, is damage.
-                guard offset < bytes.count, shift < 35 else { throw Damage() }
-                let byte = bytes[offset]
-                offset += 1
-                count |= Int(byte & 0x7F) << shift
-                shift += 7
-                if byte < 0x80 { break }
-            }
-            guard count <= bytes.count - offset else { throw Damage() }
-            body(UnsafeBufferPointer(rebasing: bytes[offset..<(offset + count)]))
-            offset += count
+            // A count cut off by the row's end, or too long for any row (5 bytes: 35 bits), is damage.
+            guard let count = LEB128.read(bytes, at: &offset, maximumBytes: 5), count <= UInt64(bytes.count - offset) else { throw Damage() }
+            body(UnsafeBufferPointer(rebasing: bytes.assumingMemoryBound(to: UInt8.self)[offset..<(offset + Int(count))]))
+            offset += Int(count)
         }
     }
 }

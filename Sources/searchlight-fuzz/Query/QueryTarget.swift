@@ -67,12 +67,12 @@ enum QueryTarget {
         // The input as a stored placed tail (a damaged index's row): entries, or damage, never a crash; the
         // entries decoded encode to bytes that decode to them again.
         var entries: [(id: Int64, latitude: Double, longitude: Double)] = []
-        _ = data.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: 0) { entries.append(($0, $1, $2)) } }
+        _ = data.withUnsafeBytes { TermLeaders.PlacedTail.scan($0, count: 0) { entries.append(($0, $1, $2)); return true } == true }
         if !entries.isEmpty {
             var again = entries
             let bytes = TermLeaders.PlacedTail.encode(&again)
             var decoded: [(id: Int64, latitude: Double, longitude: Double)] = []
-            let whole = bytes.withUnsafeBytes { TermLeaders.PlacedTail.decode($0, count: Int64(entries.count)) { decoded.append(($0, $1, $2)) } }
+            let whole = bytes.withUnsafeBytes { TermLeaders.PlacedTail.scan($0, count: Int64(entries.count)) { decoded.append(($0, $1, $2)); return true } == true }
             guard whole, decoded.elementsEqual(entries, by: { $0 == $1 }) else { fatalError("a tail of \(data.count) bytes does not survive encoding: \(entries)") }
         }
         let query = String(decoding: data, as: UTF8.self)
