@@ -26,14 +26,15 @@ extension Search {
         }
         // One frequent word under a filter: its placed list's best rows, read under the filter, when they prove
         // the page.
+        let comparison = prunes && ranksPageInSQL ? try drivingComparison() : nil
         if prunes, ranksPageInSQL, !filter.sql.isEmpty, let parsed, parsed.leaderKey != nil {
             let matches = try matchEstimate ?? estimate(parsed)
             matchEstimate = matches
-            if let page = try filteredListPage(parsed, among: try keptFilterIDs(), matches: matches) { return request.page(of: page) }
+            if let page = try filteredListPage(parsed, among: comparison.flatMap(keptIDs), matches: matches) { return request.page(of: page) }
         }
         // A filter keeping few items beside words held by many: each row checked against the items it keeps
         // (read once, in a C binary search) before the filter's probe.
-        if prunes, ranksPageInSQL, let driven = try filterDrivenIDs() {
+        if let comparison, let driven = try filterDrivenIDs(comparison) {
             return request.page(of: try textMatches(expression: expression, within: driven.ids, probingFilter: !driven.isWholeFilter))
         }
         var sql = """
@@ -72,14 +73,13 @@ extension Search {
     /// `country == "AT"` was most of its 14 ms at 939,632 places (6.2 ms driven). An equality keeping many
     /// items is probed until the probes spent on it would have read them; then it is read and kept
     /// (``FilterItemSets``).
-    mutating func filterDrivenIDs() throws -> (ids: [Int64], isWholeFilter: Bool)? {
-        guard let predicate, let parsed, let driving = predicate.drivingItems() else { return nil }
+    mutating func filterDrivenIDs(_ comparison: DrivingComparison) throws -> (ids: [Int64], isWholeFilter: Bool)? {
+        guard let predicate, let parsed else { return nil }
+        let (driving, key, version) = (comparison.items, comparison.key, comparison.version)
         let matches = try matchEstimate ?? estimate(parsed)
         matchEstimate = matches
         guard matches >= Self.fewestMatchesDrivenByFilter else { return nil }
         let isWholeFilter = if case .comparison = predicate { true } else { false }
-        let key = Self.itemSetKey(driving)
-        let version = try itemSets.map { _ in try FilterItemSets.Version(db) }
         if let itemSets, let version, let kept = itemSets.ids(for: key, db: db, version: version) {
             record(driving.sql + " -- kept from an earlier search", driving.arguments)
             return (kept, isWholeFilter)
@@ -131,15 +131,28 @@ extension Search {
         return kept(ids.sorted(), key: key, version: version, isWholeFilter: isWholeFilter)
     }
 
-    /// The items of the filter's driving comparison that a search on this connection read and kept, sorted;
-    /// nil when none did (nothing is read here).
-    func keptFilterIDs() throws -> [Int64]? {
-        guard let predicate, let driving = predicate.drivingItems(), let itemSets else { return nil }
-        return itemSets.ids(for: Self.itemSetKey(driving), db: db, version: try FilterItemSets.Version(db))
+    /// The filter's driving comparison (``FilterPredicate/drivingItems()``), with its key among a connection's
+    /// kept items and the version of the snapshot searched: made once for the filtered plans a search tries.
+    struct DrivingComparison {
+        let items: FilterPredicate.DrivingItems
+        /// Its statement and arguments.
+        let key: String
+        /// Nil when the search keeps no items.
+        let version: FilterItemSets.Version?
     }
 
-    /// The key of a driving comparison's items in ``FilterItemSets``: its statement and arguments.
-    static func itemSetKey(_ driving: FilterPredicate.DrivingItems) -> String { "\(driving.sql) \(driving.arguments)" }
+    /// The request's driving comparison; nil when its filter has none.
+    func drivingComparison() throws -> DrivingComparison? {
+        guard let predicate, let items = predicate.drivingItems() else { return nil }
+        return DrivingComparison(items: items, key: "\(items.sql) \(items.arguments)", version: try itemSets.map { _ in try FilterItemSets.Version(db) })
+    }
+
+    /// The items of a driving comparison that a search on this connection read and kept, sorted; nil when none
+    /// did (nothing is read here).
+    func keptIDs(_ comparison: DrivingComparison) -> [Int64]? {
+        guard let itemSets, let version = comparison.version else { return nil }
+        return itemSets.ids(for: comparison.key, db: db, version: version)
+    }
 
     /// Driving ids, kept for the connection's next searches.
     private func kept(_ ids: [Int64], key: String, version: FilterItemSets.Version?, isWholeFilter: Bool) -> (ids: [Int64], isWholeFilter: Bool) {
@@ -199,7 +212,7 @@ extension Search {
     /// filtering their places after took 121 ms for `city` near Paris (63,684 matches, 940k items).
     mutating func placedTextPage(expression: String) throws -> [Candidate] {
         // A filter keeping few items: each row checked against them before the probe, as without a place.
-        if let driven = try filterDrivenIDs() {
+        if let comparison = try drivingComparison(), let driven = try filterDrivenIDs(comparison) {
             return try textMatches(expression: expression, within: driven.ids, probingFilter: !driven.isWholeFilter)
         }
         let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
