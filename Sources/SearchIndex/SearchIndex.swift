@@ -21,7 +21,7 @@ public final class SearchIndex: Sendable {
     let identity: [UInt64]?
     let database: any DatabaseReader
     let writer: (any DatabaseWriter)?
-    /// The items of filter equalities its connections read and keep for later searches.
+    /// The items of filter comparisons its connections read and keep for later searches.
     let filterItemSets: FilterItemSets
 
     /// Opens an index.

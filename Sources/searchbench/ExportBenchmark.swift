@@ -109,7 +109,7 @@ struct ExportBenchmark: ParsableCommand {
             CREATE VIRTUAL TABLE items_geo USING rtree(id, min_lat, max_lat, min_lon, max_lon);
             CREATE TABLE item_attributes (item_id INTEGER NOT NULL, name TEXT NOT NULL, kind INTEGER NOT NULL, number REAL, text TEXT);
             \(SearchIndex.attributeValueIndexes)
-            CREATE INDEX item_attributes_by_item ON item_attributes (item_id, name, kind, number, text);
+            \(SearchIndex.attributeItemIndex)
             ATTACH 'file:\(store)?mode=ro' AS store;
             BEGIN;
             -- Places keep their primary key as id, countries follow them.

@@ -2,18 +2,20 @@ import GRDB
 import GRDBSQLite
 import Synchronization
 
-/// The items of filter equalities that searches read, kept per connection for the searches after them:
-/// an app's filter (a country picked beside a search field) stays while the words change at every keystroke.
+/// The items of filter comparisons (equalities and ranges) that searches read, kept per connection for the
+/// searches after them: an app's filter (a country picked beside a search field) stays while the words change at
+/// every keystroke.
 ///
 /// A frequent word beside a filter keeping many items probes each of its rows against the attribute index
-/// (0.45 µs a row): `city` in France, 63,684 rows, 29 ms at 939,632 places. Reading an equality's items once
+/// (0.45 µs a row): `city` in France, 63,684 rows, 29 ms at 939,632 places. Reading a comparison's items once
 /// (0.1 µs an id, from the covering index of schema 18) and checking rows against them in C (0.1 µs) can cost
-/// more than one such search: the United States hold 87,132 of them. So a connection reads them once the probes it spent on the same equality would have paid for reading
-/// them — as a skier buys skis once the rentals would have — and keeps them while nothing is written. How
-/// many it keeps is unknown until read (a sample's estimate fails when ids cluster: the United States' first
-/// 256 places are consecutive, and estimate the whole index), so a read stops where the probes' budget ends;
-/// one that did not reach the end waits for twice as much. The reads and probes a connection spends on an
-/// equality stay within a small factor of the cheaper of the two ways.
+/// more than one such search: the United States hold 87,132 of them. So a connection reads them once the probes
+/// it spent on the same comparison would have paid for reading them — as a skier buys skis once the rentals
+/// would have — and keeps them while nothing is written. How many it keeps is unknown until read (a sample's
+/// estimate fails when ids cluster: the United States' first 256 places are consecutive, and estimate the whole
+/// index), so a read stops where the probes' budget ends; one that did not reach the end waits for twice as
+/// much. The reads and probes a connection spends on a comparison stay within a small factor of the cheaper of
+/// the two ways.
 ///
 /// The sets are keyed by the connection's `PRAGMA data_version` (others' commits) and its own change count
 /// (its commits, which `data_version` leaves out), both read inside the search's read transaction, so a set
@@ -58,7 +60,7 @@ final class FilterItemSets: Sendable {
     private struct Connection {
         var version: Version
         var sets: [String: Kept] = [:]
-        /// The probing spent on each equality not read yet, or found to keep more than was read.
+        /// The probing spent on each comparison not read yet, or found to keep more than was read.
         var spent: [String: Spending] = [:]
     }
 
@@ -109,7 +111,7 @@ final class FilterItemSets: Sendable {
     }
 
     /// Adds `cost` (µs) of probing to what the connection spent on `key`; returns how many ids that would
-    /// have read, if at least as many as the equality is known to keep (nil otherwise: probe).
+    /// have read, if at least as many as the comparison is known to keep (nil otherwise: probe).
     /// `atLeast`: the ids it is known to keep.
     func spend(_ cost: Double, atLeast: Int, on key: String, db: Database, version: Version) -> Int? {
         state.withLock { state in

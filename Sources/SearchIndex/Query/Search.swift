@@ -11,7 +11,7 @@ struct Search {
     let request: SearchRequest
     let parsed: ParsedQuery?
     let predicate: FilterPredicate?
-    /// Where the connection keeps the items of filter equalities between searches; nil keeps nothing.
+    /// Where the connection keeps the items of filter comparisons between searches; nil keeps nothing.
     let itemSets: FilterItemSets?
     /// Every statement run, with its arguments — kept only for `explain`.
     private(set) var statements: [(sql: String, arguments: StatementArguments)] = []
