@@ -88,14 +88,13 @@ extension TermLeaders {
         }
     }
 
-    /// Stores a key's tail: its placed rows `everywhere` that `placed` leaves off; nothing when it leaves none
+    /// A key's tail: its placed rows `everywhere` that `placed` leaves off, encoded; nil when it leaves none
     /// off, or when `everywhere` is nil (too many rows to keep).
-    static func saveTail(_ placed: PlacedRows, everywhere: [(id: Int64, latitude: Double, longitude: Double)]?, key: String, db: Database) throws {
-        guard placed.threshold != nil, let everywhere else { return }
+    static func tail(of placed: PlacedRows, everywhere: [(id: Int64, latitude: Double, longitude: Double)]?) -> MadeList.Tail? {
+        guard placed.threshold != nil, let everywhere else { return nil }
         let listed = Set(placed.rows.map(\.id))
         var tail = everywhere.filter { !listed.contains($0.id) }
-        try db.cachedStatement(sql: "INSERT INTO leader_place_tails (term, count, entries) VALUES (?, ?, ?)")
-            .execute(arguments: [key, tail.count, PlacedTail.encode(&tail)])
+        return MadeList.Tail(count: tail.count, entries: PlacedTail.encode(&tail))
     }
 }
 

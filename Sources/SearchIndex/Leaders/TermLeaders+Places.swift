@@ -69,10 +69,13 @@ extension TermLeaders {
                                score: Float(bitPattern: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 16, as: UInt32.self))))
         }
 
-        /// Appends the entry's bytes.
-        func write(to data: inout Data) {
-            withUnsafeBytes(of: id.littleEndian) { data.append(contentsOf: $0) }
-            for value in [latitude, longitude, score] { withUnsafeBytes(of: value.bitPattern.littleEndian) { data.append(contentsOf: $0) } }
+        /// Writes the entry's bytes as the entry at `index` of `bytes` (which has room for it).
+        func write(to bytes: UnsafeMutableRawBufferPointer, at index: Int) {
+            let offset = index * Self.size
+            bytes.storeBytes(of: id.littleEndian, toByteOffset: offset, as: Int64.self)
+            bytes.storeBytes(of: latitude.bitPattern.littleEndian, toByteOffset: offset + 8, as: UInt32.self)
+            bytes.storeBytes(of: longitude.bitPattern.littleEndian, toByteOffset: offset + 12, as: UInt32.self)
+            bytes.storeBytes(of: score.bitPattern.littleEndian, toByteOffset: offset + 16, as: UInt32.self)
         }
     }
 
@@ -110,10 +113,14 @@ extension TermLeaders {
         mutating func chunks() -> [Data] {
             cut()
             return stride(from: 0, to: Swift.max(rows.count, 1), by: placedChunkEntries).map { start in
-                var data = Data(capacity: placedChunkEntries * PlacedEntry.size)
-                for row in rows[start..<Swift.min(rows.count, start + placedChunkEntries)] {
-                    PlacedEntry(id: row.id, latitude: Float(row.latitude), longitude: Float(row.longitude), score: PlacedEntry.bound(row.score))
-                        .write(to: &data)
+                let slice = rows[start..<Swift.min(rows.count, start + placedChunkEntries)]
+                // Written in place: appending each field to a `Data` was most of the encoding.
+                var data = Data(count: slice.count * PlacedEntry.size)
+                data.withUnsafeMutableBytes { bytes in
+                    for (index, row) in slice.enumerated() {
+                        PlacedEntry(id: row.id, latitude: Float(row.latitude), longitude: Float(row.longitude), score: PlacedEntry.bound(row.score))
+                            .write(to: bytes, at: index)
+                    }
                 }
                 return data
             }
@@ -185,11 +192,10 @@ extension TermLeaders {
     }
 
     /// Stores a key's placed rows (its leader list's row is written beside, in the same transaction).
-    static func savePlaces(_ placed: inout PlacedRows, key: String, db: Database) throws {
+    static func savePlaces(_ made: MadeList, db: Database) throws {
         let insert = try db.cachedStatement(sql: "INSERT INTO leader_places (term, chunk, threshold, count, entries) VALUES (?, ?, ?, ?, ?)")
-        let chunks = placed.chunks()
-        for (chunk, entries) in chunks.enumerated() {
-            try insert.execute(arguments: chunk == 0 ? [key, chunk, placed.threshold, placed.rows.count, entries] : [key, chunk, nil, nil, entries])
+        for (chunk, entries) in made.placedChunks.enumerated() {
+            try insert.execute(arguments: chunk == 0 ? [made.key, chunk, made.placedThreshold, made.placedCount, entries] : [made.key, chunk, nil, nil, entries])
         }
     }
 

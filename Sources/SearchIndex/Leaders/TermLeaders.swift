@@ -301,7 +301,7 @@ enum TermLeaders {
     }
 
     /// A key to list later: stale, with no rows, its document count an estimate until listed.
-    private static func register(_ key: String, documents: Int, db: Database) throws {
+    static func register(_ key: String, documents: Int, db: Database) throws {
         try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO leader_terms (term, documents, rows, name_average, title_average, threshold, stale) VALUES (?, ?, 0, 0, 0, NULL, 1)
             """).execute(arguments: [key, documents])
@@ -388,7 +388,7 @@ enum TermLeaders {
     /// reads a good part of the file once (every row of every frequent term, joined to its item): mapped,
     /// those pages stayed in the process's resident memory (a first export of the full Corpus peaked at
     /// 317 MiB instead of 240).
-    private static func withoutMemoryMap(_ db: Database, _ body: () throws -> Void) throws {
+    static func withoutMemoryMap(_ db: Database, _ body: () throws -> Void) throws {
         let mapped = try Int.fetchOne(db, sql: "PRAGMA mmap_size") ?? 0
         try db.execute(sql: "PRAGMA mmap_size = 0")
         defer { try? db.execute(sql: "PRAGMA mmap_size = \(mapped)") }
@@ -398,7 +398,7 @@ enum TermLeaders {
     /// A new set of lists: every writer's tokenizer watches them from its next transaction on, this one's at once.
     /// A random generation, not a count: a transaction that listed terms and rolled back leaves its tokenizer
     /// watching a generation the file never committed, which a count could reach again with other terms.
-    private static func bumpGeneration(_ db: Database) throws {
+    static func bumpGeneration(_ db: Database) throws {
         try db.execute(sql: "UPDATE leader_state SET generation = random() & 9223372036854775807")
         try watch(db)
     }
@@ -408,11 +408,17 @@ enum TermLeaders {
     /// are `minimumDocuments` or more. A token a query would not reach as one token (its normalization is
     /// not idempotent) is not listed: no search would look it up.
     static func list(_ key: String, minimumDocuments: Int, depths: PlacedDepths = .standard, db: Database) throws {
+        if let made = try made(key, minimumDocuments: minimumDocuments, depths: depths, db: db) { try save(made, db: db) }
+    }
+
+    /// The lists of one key as ``list(_:minimumDocuments:depths:db:)`` writes them, read from `db` alone (a
+    /// reader's snapshot will do), or nil when it lists nothing.
+    static func made(_ key: String, minimumDocuments: Int, depths: PlacedDepths = .standard, db: Database) throws -> MadeList? {
         let (token, isPrefix) = token(ofKey: key)
         let tokens = tokens(ofKey: key)
-        guard SearchTokenizer.tokens(in: token).map(\.text) == tokens, !isPrefix || (tokens.count == 1 && token.utf8.count <= longestListedPrefix) else { return }
+        guard SearchTokenizer.tokens(in: token).map(\.text) == tokens, !isPrefix || (tokens.count == 1 && token.utf8.count <= longestListedPrefix) else { return nil }
         let phrase = expression(of: key)
-        guard let statistics = try statistics(db) else { return }
+        guard let statistics = try statistics(db) else { return nil }
         // The best rows by the score a query of the term alone gives them, with their instances; the row
         // after the kept ones is the threshold. Rows the ranking pruned return a bound below the kept
         // scores, never among them, and no instances.
@@ -450,7 +456,7 @@ enum TermLeaders {
             let score = -(blob?.loadUnaligned(as: Double.self) ?? sqlite3_column_double(handle, 1))
             if let blob, documents == 0 {
                 let frequency = blob.loadUnaligned(fromByteOffset: MemoryLayout<Double>.size, as: Double.self)
-                guard frequency.isFinite, frequency >= 1, frequency < Double(Int.max) else { return }
+                guard frequency.isFinite, frequency >= 1, frequency < Double(Int.max) else { return nil }
                 documents = Int(frequency)
             }
             let isPlaced = sqlite3_column_type(handle, 3) != SQLITE_NULL && sqlite3_column_type(handle, 4) != SQLITE_NULL
@@ -473,20 +479,31 @@ enum TermLeaders {
                 floor = best[listedRows].score
             }
         }
-        guard documents >= minimumDocuments else { return }
+        guard documents >= minimumDocuments else { return nil }
         best.sort(by: rankingOrder)
-        let threshold: Double? = best.count > listedRows ? best[listedRows].score : nil
-        let boundary: String? = best.count > listedRows ? best[listedRows].uri : nil
-        let kept = best.prefix(listedRows)
         // Every kept row was scored: a pruned one's bound is below `listedRows + 1` scores.
-        guard kept.allSatisfy({ $0.instances != nil }) else { return }
+        let leaders = best.prefix(listedRows).compactMap { row in row.instances.map { MadeList.Leader(id: row.id, instances: $0) } }
+        guard leaders.count == Swift.min(best.count, listedRows) else { return nil }
+        let chunks = places.chunks()
+        return MadeList(key: key, documents: documents, rows: statistics.rows, averages: (statistics.averages[0], statistics.averages[1]),
+                        threshold: best.count > listedRows ? best[listedRows].score : nil,
+                        boundary: best.count > listedRows ? best[listedRows].uri : nil, leaders: leaders,
+                        placedThreshold: places.threshold, placedCount: places.rows.count, placedChunks: chunks,
+                        tail: tail(of: places, everywhere: everywhere))
+    }
+
+    /// Writes what ``made(_:minimumDocuments:depths:db:)`` made: the key's leader list, its placed list and tail.
+    static func save(_ made: MadeList, db: Database) throws {
         try db.execute(sql: """
             INSERT INTO leader_terms (term, documents, rows, name_average, title_average, threshold, boundary_uri) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [key, documents, statistics.rows, statistics.averages[0], statistics.averages[1], threshold, boundary])
+            """, arguments: [made.key, made.documents, made.rows, made.averages.name, made.averages.title, made.threshold, made.boundary])
         let insert = try db.cachedStatement(sql: "INSERT INTO term_leaders (term, id, instances) VALUES (?, ?, ?)")
-        for row in kept { try insert.execute(arguments: [key, row.id, row.instances]) }
-        try savePlaces(&places, key: key, db: db)
-        try saveTail(places, everywhere: everywhere, key: key, db: db)
+        for row in made.leaders { try insert.execute(arguments: [made.key, row.id, row.instances]) }
+        try savePlaces(made, db: db)
+        if let tail = made.tail {
+            try db.cachedStatement(sql: "INSERT INTO leader_place_tails (term, count, entries) VALUES (?, ?, ?)")
+                .execute(arguments: [made.key, tail.count, tail.entries])
+        }
     }
 
     /// FTS5's rows and each column's average length, as the ranking reads them (nil: the index is empty).

@@ -8,29 +8,47 @@ extension SearchIndex {
     ///
     /// Upserts are idempotent (applying a batch twice leaves the same index); a delete of a URI the
     /// index does not hold is a no-op. On any error nothing is written.
+    ///
+    /// The batch that ends a first export (its checkpoint has no ``StoreCheckpoint/exportState`` where the
+    /// index's has one) commits its items first, the export then ending in a transaction of its own
+    /// (``finishExport(_:clearingRebuildMarks:)``).
     @discardableResult
     public func apply(_ batch: IndexBatch) throws(SearchIndexError) -> BatchResult {
-        try write { db in try Self.apply(batch, db: db) }
+        var pending: IndexBatch? = batch
+        return try apply(batchesFrom: {
+            defer { pending = nil }
+            return pending
+        })
     }
 
     /// Applies batches in order in one transaction, pulling each from `next` until it returns nil: a bulk
     /// export commits several pages at once (each commit costs a sync and a full-text segment) while still
     /// receiving them one by one. Each batch's checkpoint is written over the previous one, so the
-    /// transaction commits the last; on any error, nothing of any batch is written.
+    /// transaction commits the last; on any error, nothing of any batch is written. A batch ending an export
+    /// commits as ``apply(_:)`` says.
     @discardableResult
     public func apply(batchesFrom next: () throws -> IndexBatch?) throws(SearchIndexError) -> BatchResult {
-        try write { db in
+        var ending: StoreCheckpoint?
+        let result = try write { db in
             var total = BatchResult()
             while let batch = try next() {
-                total.add(try Self.apply(batch, db: db))
+                total.add(try Self.apply(batch, db: db, ending: &ending))
             }
             return total
         }
+        if let ending { try finishExport(ending, clearingRebuildMarks: false) }
+        return result
     }
 
-    static func apply(_ batch: IndexBatch, db: Database) throws -> BatchResult {
-        let exporting = try String.fetchOne(db, sql: "SELECT export_state FROM stores WHERE uuid = ?", arguments: [batch.checkpoint.storeUUID]) != nil
-        let storeID = try saveCheckpoint(batch.checkpoint, db: db)
+    /// Applies one batch. When it ends an export, its checkpoint is written with the export state the index
+    /// had (a crash before the end resumes the export, which reads its last page again) and kept in
+    /// `ending`, for ``finishExport(_:clearingRebuildMarks:)`` once this transaction commits.
+    static func apply(_ batch: IndexBatch, db: Database, ending: inout StoreCheckpoint?) throws -> BatchResult {
+        let exportState = try String.fetchOne(db, sql: "SELECT export_state FROM stores WHERE uuid = ?", arguments: [batch.checkpoint.storeUUID])
+        var checkpoint = batch.checkpoint
+        ending = exportState != nil && checkpoint.exportState == nil ? batch.checkpoint : nil
+        if ending != nil { checkpoint.exportState = exportState }
+        let storeID = try saveCheckpoint(checkpoint, db: db)
         var result = BatchResult(inserted: 0, updated: 0, deleted: 0)
         let deleted = Set(batch.deletes)
         // Looking statements up by their SQL text for every item cost more than hashing is worth.
@@ -47,7 +65,7 @@ extension SearchIndex {
         // Items prepared ahead by the caller, or here, untokenized: an unchanged item is never tokenized.
         let prepared = batch.preparedUpserts
         // An unfinished export's terms are discarded below: not collecting them at all saves a hash per token.
-        let pausesTerms = batch.checkpoint.exportState != nil
+        let pausesTerms = checkpoint.exportState != nil
         if let offers = statements.tokenOffers, pausesTerms { searchlight_pause_terms(offers, 1) }
         defer { if let offers = statements.tokenOffers, pausesTerms { searchlight_pause_terms(offers, 0) } }
         for var item in prepared where deleted.isEmpty || !deleted.contains(item.item.uri) {
@@ -60,12 +78,10 @@ extension SearchIndex {
             if let mark, let id { try mark.execute(arguments: [id, storeID]) }
         }
         // The typo dictionary: during a first export or a rebuild it is filled once, from the vocabulary,
-        // with the batch that ends it (a batch's new terms are mostly not new after the first batches,
-        // and looking each up again cost a fifth of a bulk export); otherwise each batch adds its own.
-        if batch.checkpoint.exportState != nil {
+        // when it ends (a batch's new terms are mostly not new after the first batches, and looking each up
+        // again cost a fifth of a bulk export); otherwise each batch adds its own.
+        if checkpoint.exportState != nil {
             TermDictionary.discardNewTerms(db)
-        } else if exporting {
-            try TermLeaders.refresh(db, listingPrefixes: false, refillingDictionary: true)
         } else {
             try TermDictionary.saveNewTerms(db)
         }

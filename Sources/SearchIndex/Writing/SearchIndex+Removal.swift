@@ -93,8 +93,9 @@ extension SearchIndex {
         var removed = 0
         var after: Int64 = 0
         while true {
-            let done: Bool = try write { db in
-                guard let storeID = try Int64.fetchOne(db, sql: "SELECT id FROM stores WHERE uuid = ?", arguments: [checkpoint.storeUUID]) else { return true }
+            // Whether it is done, and found the store.
+            let (done, found): (Bool, Bool) = try write { db in
+                guard let storeID = try Int64.fetchOne(db, sql: "SELECT id FROM stores WHERE uuid = ?", arguments: [checkpoint.storeUUID]) else { return (true, false) }
                 let rows = try Row.fetchAll(db, sql: """
                     SELECT i.id, i.display_name, t.title, t.text, t.keywords FROM items i JOIN item_texts t ON t.id = i.id
                     WHERE i.store_id = ? AND i.id > ? AND NOT EXISTS (SELECT 1 FROM rebuild_marks m WHERE m.id = i.id)
@@ -103,20 +104,16 @@ extension SearchIndex {
                 let removals = try RemovalStatements(db)
                 for row in rows { try removals.delete(row, db: db) }
                 removed += rows.count
-                guard let last = rows.last else {
-                    try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = ?", arguments: [storeID])
-                    _ = try Self.saveCheckpoint(checkpoint, db: db)
-                    // A rebuild's end: the dictionary becomes the vocabulary again — the rebuild's new terms in,
-                    // the terms of the items it swept (and of any deleted since the last rebuild) out.
-                    // And the leader lists are listed anew (from the same pass over the vocabulary): the rebuild
-                    // rewrote every item.
-                    try TermLeaders.refresh(db, listingPrefixes: false, refillingDictionary: true)
-                    return true
-                }
+                guard let last = rows.last else { return (true, true) }
                 after = try last.integer(0)
-                return false
+                return (false, true)
             }
-            if done { return removed }
+            guard done else { continue }
+            // A rebuild's end, as a first export's: the dictionary becomes the vocabulary again (the rebuild's new
+            // terms in, the terms of the items it swept, and of any deleted since the last rebuild, out) and the
+            // leader lists are listed anew, since the rebuild rewrote every item.
+            if found { try finishExport(checkpoint, clearingRebuildMarks: true) }
+            return removed
         }
     }
 }
