@@ -5,10 +5,10 @@ import GRDBSQLite
 
 /// Place queries: R-tree boxes of a circle or box, counts in a region, the nearest items.
 extension Search {
-    /// Rows inside the R-tree boxes (a superset: the R-tree rounds outward), entity-filtered.
-    /// `details` reads names and URIs too: for a page large enough to be most of what is read (every
-    /// hit within a radius), where fetching them for the page in a second pass would cost more.
-    /// Stops after `limit` rows.
+    /// Rows inside the R-tree boxes, entity-filtered and refined (``refine(_:)``: their distances, the rows
+    /// the R-tree's boxes hold outside the request's circle or box dropped). `details` reads names and URIs
+    /// too: for a page large enough to be most of what is read (every hit within a radius), where fetching
+    /// them for the page in a second pass would cost more. Stops after `limit` rows.
     mutating func rowsInBoxes(_ boxes: [GeoMath.Box], details: Bool = false, limit: Int = .max) throws -> [Candidate] {
         // An attribute filter probes each R-tree row before it is joined to its item.
         let filter = itemFilter(probing: true, itemID: "g.id")
@@ -30,9 +30,12 @@ extension Search {
                 let id = sqlite3_column_int64(handle, 0)
                 // One box, or boxes split at the antimeridian or a pole, which never share a row.
                 if boxes.count > 1 { guard seen.insert(id).inserted else { continue } }
+                // Placed before its strings are read: a circle's boxes hold a quarter more rows than the circle.
+                let latitude = SQLiteCall.optionalDouble(handle, 1), longitude = SQLiteCall.optionalDouble(handle, 2)
+                guard let distance = request.placement(latitude: latitude, longitude: longitude) else { continue }
                 candidates.append(Candidate(id: id, uri: details ? SQLiteCall.text(handle, 3) : "", entity: details ? SQLiteCall.text(handle, 4) : "",
-                                            displayName: details ? SQLiteCall.text(handle, 5) : "",
-                                            latitude: SQLiteCall.optionalDouble(handle, 1), longitude: SQLiteCall.optionalDouble(handle, 2)))
+                                            displayName: details ? SQLiteCall.text(handle, 5) : "", latitude: latitude, longitude: longitude,
+                                            distance: distance))
             }
             sqlite3_reset(handle)  // stopped at the limit, it would hold its cursor until its next use
         }
@@ -115,7 +118,7 @@ extension Search {
                 radius = limit
             } else if case .none = textFilter {
                 let rows = try rowsInBoxes(regionBoxes(radius: nil), details: readsDetailsWithPlaces, limit: cap + 1)
-                if rows.count <= cap { return rows.compactMap(refine) }
+                if rows.count <= cap { return rows }
             } else if try countInRegion(cap: cap + 1, radius: nil) <= cap {
                 radius = limit
             }
@@ -124,7 +127,7 @@ extension Search {
             var hits: [Candidate]
             switch textFilter {
             case .none:
-                hits = try rowsInBoxes(regionBoxes(radius: radius), details: readsDetailsWithPlaces).compactMap(refine)
+                hits = try rowsInBoxes(regionBoxes(radius: radius), details: readsDetailsWithPlaces)
             case .vectors(let query):
                 hits = try vectorMatches(in: regionBoxes(radius: radius), query: query)
             case .intersect(let expression):
