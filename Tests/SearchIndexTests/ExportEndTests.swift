@@ -71,9 +71,9 @@ struct ExportEndTests {
         try crashed.apply(IndexBatch(prepared: first, checkpoint: running))
         // The last batch's own transaction, and then nothing: the process died before the end's.
         try crashed.write { db in
-            var ending: StoreCheckpoint?
-            _ = try SearchIndex.apply(IndexBatch(prepared: last, checkpoint: ended), db: db, ending: &ending)
-            #expect(ending?.exportState == nil && ending?.storeUUID == ended.storeUUID, "the batch ends the export")
+            var endings: [String: StoreCheckpoint] = [:]
+            _ = try SearchIndex.apply(IndexBatch(prepared: last, checkpoint: ended), db: db, endings: &endings)
+            #expect(endings.keys.sorted() == [ended.storeUUID] && endings[ended.storeUUID]?.exportState == nil, "the batch ends the export")
         }
         #expect(try crashed.checkpoint(storeUUID: ended.storeUUID)?.exportState == "page 1", "the index still says the export runs")
         let counts = try crashed.read { db in
@@ -87,6 +87,32 @@ struct ExportEndTests {
         let made = try Self.tableRows(resumed)
         #expect(made == (try Self.tableRows(uninterrupted)))
         #expect(made["item_terms"]?.isEmpty == false && made["leader_terms"]?.isEmpty == false)
+    }
+
+    @Test("exports of two stores ending in one transaction both end; a store's batch after another's end leaves it ended")
+    func severalStoresInOneTransaction() throws {
+        let index = try PreparedItemTests.newIndex("end-two-stores")
+        func running(_ store: String) -> StoreCheckpoint {
+            var checkpoint = IndexFixtures.checkpoint(1, store: store)
+            checkpoint.exportState = "page 1"
+            return checkpoint
+        }
+        for store in ["STORE-A", "STORE-B", "STORE-C"] {
+            let items = (0..<300).map { IndexFixtures.item($0, "Santa Maria \($0 % 7) Valleyview", store: store) }
+            try index.apply(IndexBatch(prepared: items.map(PreparedItem.init), checkpoint: running(store)))
+        }
+        // A's end, then B's end, then C's page that keeps its export running: A and B end, C runs on.
+        var batches = [IndexBatch(checkpoint: IndexFixtures.checkpoint(2, store: "STORE-A")),
+                       IndexBatch(checkpoint: IndexFixtures.checkpoint(2, store: "STORE-B")), IndexBatch(checkpoint: running("STORE-C"))]
+        try index.apply(batchesFrom: { batches.isEmpty ? nil : batches.removeFirst() })
+        #expect(try index.checkpoint(storeUUID: "STORE-A")?.exportState == nil)
+        #expect(try index.checkpoint(storeUUID: "STORE-B")?.exportState == nil)
+        #expect(try index.checkpoint(storeUUID: "STORE-C")?.exportState == "page 1")
+        #expect(try index.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM item_terms WHERE term = 'valleyview'") } == 1)
+        // A store whose end is followed, in the same transaction, by a batch starting its export again runs on.
+        batches = [IndexBatch(checkpoint: IndexFixtures.checkpoint(3, store: "STORE-C")), IndexBatch(checkpoint: running("STORE-C"))]
+        try index.apply(batchesFrom: { batches.isEmpty ? nil : batches.removeFirst() })
+        #expect(try index.checkpoint(storeUUID: "STORE-C")?.exportState == "page 1")
     }
 
     @Test("a reader that fails ends the writer's transaction with its error, and nothing of it is written")

@@ -64,12 +64,17 @@ extension TermLeaders {
             var keys: [(key: String, minimumDocuments: Int)] = []
             var next = 0
             var closed = false
+            var cancelled = false
         }
         private let state = Mutex(State())
 
-        /// Adds keys to list.
-        func add(_ keys: [(key: String, minimumDocuments: Int)]) {
-            state.withLock { $0.keys += keys }
+        /// Adds keys to list; false once cancelled (nothing is added then).
+        func add(_ keys: [(key: String, minimumDocuments: Int)]) -> Bool {
+            state.withLock { state in
+                guard !state.cancelled else { return false }
+                state.keys += keys
+                return true
+            }
         }
 
         /// No more keys will be added.
@@ -77,13 +82,17 @@ extension TermLeaders {
             state.withLock { $0.closed = true }
         }
 
-        /// Drops the keys not taken yet: the writer failed.
+        /// Drops the keys not taken yet, and any added later: the writer failed.
         func cancel() {
             state.withLock { state in
                 state.next = state.keys.count
                 state.closed = true
+                state.cancelled = true
             }
         }
+
+        /// Whether the writer gave up.
+        var isCancelled: Bool { state.withLock { $0.cancelled } }
 
         /// The next key not taken.
         func take() -> Taken {
@@ -104,8 +113,9 @@ extension TermLeaders {
     /// ``refresh(_:minimumDocuments:registeringDocuments:listingPrefixes:refillingDictionary:depths:)``'s
     /// work at an export's end, with the typo dictionary refilled and prefixes registered, shared with a
     /// connection of `reader` on a thread of its own. `db` must be a write transaction whose data `reader`'s
-    /// new snapshots see: the items are committed, and nothing but this transaction writes meanwhile (it
-    /// holds the write lock from its first write, which comes before the reader's snapshot begins).
+    /// new snapshots see: the items are committed, and nothing but this transaction writes meanwhile (GRDB
+    /// begins it `IMMEDIATE`: it holds the write lock before the reader's snapshot begins). `reader` must
+    /// read on connections of its own, a pool's: one waiting for `db`'s would wait for this call.
     static func refresh(_ db: Database, sharingWith reader: any DatabaseReader, minimumDocuments: Int = minimumDocuments,
                         registeringDocuments: Int = registeredDocuments, depths: PlacedDepths = .standard) throws {
         // What this transaction wrote so far is what the new lists describe: its touches are spent.
@@ -113,8 +123,8 @@ extension TermLeaders {
         try forgetAll(db)
         let registering = Swift.min(registeringDocuments, minimumDocuments)
         // The vocabulary's blocks are not held back by the dictionary's inserts, which take longer than the
-        // pass (a few megabytes in flight at most); a few lists are (a list takes up to a few megabytes: a
-        // tail's 131,072 entries).
+        // pass (at most 256 blocks of 64 KiB and their offsets in flight: 24 MiB); a few lists are (a list
+        // takes up to a few megabytes: a tail's 131,072 entries).
         let vocabulary = PageQueue<Vocabulary>(capacity: 256)
         let lists = PageQueue<MadeList>(capacity: 4)
         let jobs = ListingJobs()
@@ -201,8 +211,11 @@ extension TermLeaders {
         }
         if !block.isEmpty { try hand(Vocabulary.terms(block), to: vocabulary) }
         try hand(Vocabulary.keys(keys), to: vocabulary)
-        jobs.add(keys.filter { !token(ofKey: $0.key).isPrefix && $0.documents >= minimumDocuments }.map { ($0.key, minimumDocuments) })
-        jobs.add(try candidatePhrases(minimumDocuments: minimumDocuments, db: db).map { ($0, minimumPhraseDocuments(minimumDocuments)) })
+        // The phrases' sample reads 65,536 names: not for a writer that gave up, which waits for this thread.
+        guard jobs.add(keys.filter { !token(ofKey: $0.key).isPrefix && $0.documents >= minimumDocuments }.map { ($0.key, minimumDocuments) })
+        else { throw Stopped() }
+        guard jobs.add(try candidatePhrases(minimumDocuments: minimumDocuments, db: db).map { ($0, minimumPhraseDocuments(minimumDocuments)) })
+        else { throw Stopped() }
         jobs.close()
         while case .key(let key, let minimum) = jobs.take() {
             if let made = try made(key, minimumDocuments: minimum, depths: depths, db: db) { try hand(made, to: lists) }

@@ -7,11 +7,11 @@ extension SearchIndex {
     /// Applies upserts, deletes and the store's checkpoint in one transaction.
     ///
     /// Upserts are idempotent (applying a batch twice leaves the same index); a delete of a URI the
-    /// index does not hold is a no-op. On any error nothing is written.
-    ///
-    /// The batch that ends a first export (its checkpoint has no ``StoreCheckpoint/exportState`` where the
-    /// index's has one) commits its items first, the export then ending in a transaction of its own
-    /// (``finishExport(_:clearingRebuildMarks:)``).
+    /// index does not hold is a no-op. On any error nothing is written, but for the batch that ends a first
+    /// export (its checkpoint has no ``StoreCheckpoint/exportState`` where the index's has one): it commits
+    /// its items with the export state the index had, and the export then ends in a transaction of its own
+    /// (its checkpoint, the typo dictionary and the term lists). When that second transaction fails, the error
+    /// is thrown with the items committed; applying the batch again, as a resumed export does, ends it.
     @discardableResult
     public func apply(_ batch: IndexBatch) throws(SearchIndexError) -> BatchResult {
         var pending: IndexBatch? = batch
@@ -28,26 +28,28 @@ extension SearchIndex {
     /// commits as ``apply(_:)`` says.
     @discardableResult
     public func apply(batchesFrom next: () throws -> IndexBatch?) throws(SearchIndexError) -> BatchResult {
-        var ending: StoreCheckpoint?
+        var endings: [String: StoreCheckpoint] = [:]
         let result = try write { db in
             var total = BatchResult()
             while let batch = try next() {
-                total.add(try Self.apply(batch, db: db, ending: &ending))
+                total.add(try Self.apply(batch, db: db, endings: &endings))
             }
             return total
         }
-        if let ending { try finishExport(ending, clearingRebuildMarks: false) }
+        for ending in endings.values.sorted(by: { $0.storeUUID < $1.storeUUID }) { try finishExport(ending, clearingRebuildMarks: false) }
         return result
     }
 
     /// Applies one batch. When it ends an export, its checkpoint is written with the export state the index
     /// had (a crash before the end resumes the export, which reads its last page again) and kept in
-    /// `ending`, for ``finishExport(_:clearingRebuildMarks:)`` once this transaction commits.
-    static func apply(_ batch: IndexBatch, db: Database, ending: inout StoreCheckpoint?) throws -> BatchResult {
+    /// `endings` by store, for ``finishExport(_:clearingRebuildMarks:)`` once this transaction commits; a
+    /// later batch of the same store that does not end an export takes it out again.
+    static func apply(_ batch: IndexBatch, db: Database, endings: inout [String: StoreCheckpoint]) throws -> BatchResult {
         let exportState = try String.fetchOne(db, sql: "SELECT export_state FROM stores WHERE uuid = ?", arguments: [batch.checkpoint.storeUUID])
         var checkpoint = batch.checkpoint
-        ending = exportState != nil && checkpoint.exportState == nil ? batch.checkpoint : nil
-        if ending != nil { checkpoint.exportState = exportState }
+        let ends = exportState != nil && checkpoint.exportState == nil
+        endings[checkpoint.storeUUID] = ends ? batch.checkpoint : nil
+        if ends { checkpoint.exportState = exportState }
         let storeID = try saveCheckpoint(checkpoint, db: db)
         var result = BatchResult(inserted: 0, updated: 0, deleted: 0)
         let deleted = Set(batch.deletes)
