@@ -27,7 +27,7 @@ extension TermLeaders {
         let leaders: [Leader]
         /// The best score of a placed row left off; nil when every placed row is listed.
         let placedThreshold: Double?
-        let placedCount: Int
+        /// The placed rows in ``PlacedEntry`` records, in chunks of ``placedChunkEntries``.
         let placedChunks: [Data]
         let tail: Tail?
     }

@@ -54,9 +54,8 @@ extension TermLeaders {
             for row in rows {
                 LEB128.append(UInt64(bitPattern: row.id &- previous), to: &data)
                 previous = row.id
-                for value in [quantize(row.latitude, 90), quantize(row.longitude, 180)] {
-                    withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
-                }
+                withUnsafeBytes(of: quantize(row.latitude, 90).littleEndian) { data.append(contentsOf: $0) }
+                withUnsafeBytes(of: quantize(row.longitude, 180).littleEndian) { data.append(contentsOf: $0) }
             }
             return data
         }

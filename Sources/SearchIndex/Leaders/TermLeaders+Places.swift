@@ -194,8 +194,9 @@ extension TermLeaders {
     /// Stores a key's placed rows (its leader list's row is written beside, in the same transaction).
     static func savePlaces(_ made: MadeList, db: Database) throws {
         let insert = try db.cachedStatement(sql: "INSERT INTO leader_places (term, chunk, threshold, count, entries) VALUES (?, ?, ?, ?, ?)")
+        let count = made.placedChunks.reduce(0) { $0 + $1.count } / PlacedEntry.size
         for (chunk, entries) in made.placedChunks.enumerated() {
-            try insert.execute(arguments: chunk == 0 ? [made.key, chunk, made.placedThreshold, made.placedCount, entries] : [made.key, chunk, nil, nil, entries])
+            try insert.execute(arguments: chunk == 0 ? [made.key, chunk, made.placedThreshold, count, entries] : [made.key, chunk, nil, nil, entries])
         }
     }
 

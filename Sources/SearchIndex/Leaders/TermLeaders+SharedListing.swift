@@ -91,9 +91,6 @@ extension TermLeaders {
             }
         }
 
-        /// Whether the writer gave up.
-        var isCancelled: Bool { state.withLock { $0.cancelled } }
-
         /// The next key not taken.
         func take() -> Taken {
             state.withLock { state in
@@ -172,7 +169,7 @@ extension TermLeaders {
         }
         // The reader hands its keys before it ends, unless it failed (thrown above).
         guard let keys else { throw DatabaseError(resultCode: .SQLITE_ERROR, message: "the index's vocabulary was not read to its end") }
-        for (key, documents) in keys where token(ofKey: key).isPrefix || documents < minimumDocuments {
+        for (key, documents) in keys where !listsAtOnce(key, documents: documents, minimumDocuments: minimumDocuments, listingPrefixes: false) {
             try register(key, documents: documents, db: db)
         }
         try withoutMemoryMap(db) {
@@ -212,8 +209,8 @@ extension TermLeaders {
         if !block.isEmpty { try hand(Vocabulary.terms(block), to: vocabulary) }
         try hand(Vocabulary.keys(keys), to: vocabulary)
         // The phrases' sample reads 65,536 names: not for a writer that gave up, which waits for this thread.
-        guard jobs.add(keys.filter { !token(ofKey: $0.key).isPrefix && $0.documents >= minimumDocuments }.map { ($0.key, minimumDocuments) })
-        else { throw Stopped() }
+        let listed = keys.filter { listsAtOnce($0.key, documents: $0.documents, minimumDocuments: minimumDocuments, listingPrefixes: false) }
+        guard jobs.add(listed.map { ($0.key, minimumDocuments) }) else { throw Stopped() }
         guard jobs.add(try candidatePhrases(minimumDocuments: minimumDocuments, db: db).map { ($0, minimumPhraseDocuments(minimumDocuments)) })
         else { throw Stopped() }
         jobs.close()

@@ -209,7 +209,7 @@ enum TermLeaders {
         }
         try withoutMemoryMap(db) {
             for (key, documents) in candidates {
-                if token(ofKey: key).isPrefix ? listingPrefixes : documents >= minimumDocuments {
+                if listsAtOnce(key, documents: documents, minimumDocuments: minimumDocuments, listingPrefixes: listingPrefixes) {
                     try list(key, minimumDocuments: minimumDocuments, depths: depths, db: db)
                 } else {
                     try register(key, documents: documents, db: db)
@@ -218,6 +218,12 @@ enum TermLeaders {
             try listPhrases(minimumDocuments: minimumDocuments, depths: depths, db: db)
         }
         try bumpGeneration(db)
+    }
+
+    /// Whether a refresh lists a candidate key at once, or registers it stale for an idle follower: a term held
+    /// by `minimumDocuments` rows or more is listed, a prefix only when `listingPrefixes`.
+    static func listsAtOnce(_ key: String, documents: Int, minimumDocuments: Int, listingPrefixes: Bool) -> Bool {
+        token(ofKey: key).isPrefix ? listingPrefixes : documents >= minimumDocuments
     }
 
     /// Lists the frequent phrases, leaving the other lists as they are (an index listed by a build without
@@ -488,7 +494,7 @@ enum TermLeaders {
         return MadeList(key: key, documents: documents, rows: statistics.rows, averages: (statistics.averages[0], statistics.averages[1]),
                         threshold: best.count > listedRows ? best[listedRows].score : nil,
                         boundary: best.count > listedRows ? best[listedRows].uri : nil, leaders: leaders,
-                        placedThreshold: places.threshold, placedCount: places.rows.count, placedChunks: chunks,
+                        placedThreshold: places.threshold, placedChunks: chunks,
                         tail: tail(of: places, everywhere: everywhere))
     }
 
