@@ -23,6 +23,8 @@ public final class SearchIndex: Sendable {
     let writer: (any DatabaseWriter)?
     /// The items of filter comparisons its connections read and keep for later searches.
     let filterItemSets: FilterItemSets
+    /// Checkpoints the log beside the writer's commits (read-write only; nil if its connection did not open).
+    private let checkpointer: WALCheckpointer?
 
     /// Opens an index.
     ///
@@ -67,6 +69,7 @@ public final class SearchIndex: Sendable {
                 try Self.checkSchema(pool, path: path, canMigrate: false)
                 database = pool
                 writer = nil
+                checkpointer = nil
             case .readWrite(let permissions):
                 let allowed = mode_t(permissions ?? 0o600)
                 IndexFile.removeStaleTemporaries(of: path)
@@ -91,13 +94,32 @@ public final class SearchIndex: Sendable {
                 configuration.journalMode = .wal
                 let pool = try DatabasePool(path: path, configuration: configuration)
                 try Self.checkSchema(pool, path: path, canMigrate: true)
+                let checkpointer = WALCheckpointer(path: path)
+                if let checkpointer {
+                    pool.writeWithoutTransaction { db in
+                        if let connection = db.sqliteConnection { checkpointer.attach(to: connection) }
+                    }
+                }
                 database = pool
                 writer = pool
+                self.checkpointer = checkpointer
             }
             identity = Self.identity(of: path)
         } catch {
             throw Self.indexError(error, path: path)
         }
+    }
+
+    deinit {
+        // The writer's hook points at the checkpointer: it goes first, then the checkpointer's thread. The
+        // pool closes after, and its last connection checkpoints what is left, as SQLite's always does.
+        guard let checkpointer else { return }
+        if let writer {
+            writer.writeWithoutTransaction { db in
+                if let connection = db.sqliteConnection { checkpointer.detach(from: connection) }
+            }
+        }
+        checkpointer.stop()
     }
 
     /// Builds a new index beside `path` and links it into place only once its schema is committed, so a

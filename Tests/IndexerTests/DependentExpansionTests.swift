@@ -34,6 +34,14 @@ struct DependentExpansionTests {
             #expect(try expansion.dependents(of: [nowhere], in: snapshot).isEmpty)
             #expect(try expansion.dependents(of: [], in: snapshot).isEmpty)
         }
+        // A digest reads a country without its places (most changed countries' digests are equal, and
+        // their places are not needed); those expanded are read again with them.
+        try store.read { snapshot throws in
+            let read = try expansion.digests.objects([japan], in: snapshot)
+            #expect(read.count == 1 && read.first?.toMany["places"] == nil)
+            let expanding = try expansion.digests.withFirstInverses(read, in: snapshot)
+            #expect(expanding.first?.toMany["places"].map(Set.init) == Set(places.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)))
+        }
         // Nothing shows what no key path reaches.
         let alone = try ResolvedConfiguration(IndexConfiguration(entities: ["Place": .fields(.init(displayName: "name"))]), model: store.model)
         let none = DependentExpansion(configuration: alone, digests: ShownValueDigests(
@@ -43,9 +51,9 @@ struct DependentExpansionTests {
 }
 
 extension DependentExpansion {
-    /// Indexed objects whose items show one of `changed`, read as a history batch reads them (with their
-    /// first inverses) and then expanded.
+    /// Indexed objects whose items show one of `changed`, read as a history batch reads those whose digests
+    /// changed (for their digests, then again with their first inverses) and then expanded.
     func dependents(of changed: Set<ManagedObjectID>, in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
-        try dependents(of: digests.objects(changed, in: snapshot), in: snapshot)
+        try dependents(of: digests.withFirstInverses(digests.objects(changed, in: snapshot), in: snapshot), in: snapshot)
     }
 }
