@@ -114,8 +114,9 @@ public final class SearchIndex: Sendable {
         // The writer's hook points at the checkpointer: it goes first, then the checkpointer's thread. The
         // pool closes after, and its last connection checkpoints what is left, as SQLite's always does.
         guard let checkpointer else { return }
+        // Reentrant: the last reference may go inside a write of its own.
         if let writer {
-            writer.writeWithoutTransaction { db in
+            writer.unsafeReentrantWrite { db in
                 if let connection = db.sqliteConnection { checkpointer.detach(from: connection) }
             }
         }

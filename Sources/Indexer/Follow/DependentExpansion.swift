@@ -9,7 +9,8 @@ struct DependentExpansion: Sendable {
     let digests: ShownValueDigests
 
     /// Indexed objects whose items show one of `objects`, which were read with their first inverses
-    /// (``ShownValueDigests/objects(_:in:)``): the first step back is taken from them, the rest from the store.
+    /// (``ShownValueDigests/withFirstInverses(_:in:)``): the first step back is taken from them, the rest from
+    /// the store.
     func dependents(of objects: [ManagedObjectSnapshot], in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
         var result: Set<ManagedObjectID> = []
         let model = configuration.model
