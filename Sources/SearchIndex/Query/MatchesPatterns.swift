@@ -45,10 +45,16 @@ package struct MatchesPatterns {
         return (try? regex.wholeMatch(in: SearchIndex.fold(text, options: diacritics))) != nil
     }
 
-    /// Whether `pattern` compiles as ``wholeMatch(_:pattern:options:)`` compiles it: `[d]` folds it first,
-    /// and a range such as `[z-é]` may not survive that (`[z-e]`).
-    package static func compiles(_ pattern: String, options: Int) -> Bool {
-        (try? Regex(SearchIndex.fold(pattern, options: options & FilterPredicate.Options.diacriticInsensitive.rawValue))) != nil
+    /// Why `pattern` does not compile as ``wholeMatch(_:pattern:options:)`` compiles it (the regular
+    /// expression parser's own words: "expected ']'"), or nil when it does. `[d]` folds it first, and a range
+    /// such as `[z-é]` may not survive that (`[z-e]`).
+    package static func problem(_ pattern: String, options: Int) -> String? {
+        do {
+            _ = try Regex(SearchIndex.fold(pattern, options: options & FilterPredicate.Options.diacriticInsensitive.rawValue))
+            return nil
+        } catch {
+            return String(describing: error)
+        }
     }
 
     /// Compiles a pattern. Kept apart (never inlined) so that the fuzz script can name it: LeakSanitizer

@@ -235,8 +235,8 @@ public struct PredicateParser {
                 [.beginsWith, .endsWith, .contains, .like, .matches].contains(comparison) {
                 throw error("\(comparison.rawValue) compares text: give a string", at: operatorPosition)
             }
-            if comparison == .matches, case .string(let pattern) = value, !MatchesPatterns.compiles(pattern, options: options.rawValue) {
-                throw error("MATCHES needs a regular expression; '\(pattern)' is not one", at: operatorPosition)
+            if comparison == .matches, case .string(let pattern) = value, let problem = MatchesPatterns.problem(pattern, options: options.rawValue) {
+                throw error("MATCHES needs a regular expression; '\(pattern)' is not one (\(problem))", at: operatorPosition)
             }
             return .comparison(attribute: attribute, operator: comparison, options: options, values: [value])
         }
