@@ -88,6 +88,38 @@ struct ExporterTests {
         #expect(try index.checkpoint(storeUUID: "C9CB0B35-ED6A-4042-BE5C-1B911AC00B2A")?.token == 2)
     }
 
+    @Test("SampleModel2, Apple-written: a book added for an author leaves its other books alone; the author's alias renamed re-indexes them all",
+          .enabled(if: Self.fixtures, "../shared/fixtures is absent"))
+    func sampleModel2Dependents() async throws {
+        let path = directory.appendingPathComponent("SampleModel2_V1.sqlite").path
+        try FileManager.default.copyItem(atPath: Self.shared.appendingPathComponent("SampleModel2_V1.sqlite").path, toPath: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        // Books (and graphic novels, a sub-entity) show their author's alias, kept on Writer, the author's parent.
+        let config = IndexConfiguration(entities: ["Book": .fields(.init(displayName: "title", text: ["author.alias"]))])
+        _ = try await export(path, config: config)
+        let books = try PersistentStore(path: path).read { try $0.objects(ofEntity: "Book", limit: 100) }
+        let author = try #require(books.lazy.compactMap { $0.toOne["author"] ?? nil }.first)
+        let authored = books.filter { ($0.toOne["author"] ?? nil) == author }.map(\.objectID.uriRepresentation)
+        #expect(authored.count > 10, "the fixture's most prolific author")
+        let writer = try StoreWriter(path: path)
+        var save = SaveRequest()
+        save.insert("Book", attributes: ["title": .string("title quokka"), "price": .decimal(1), "publishedAt": .date(Date()),
+                                         "uniqueID": .uuid(UUID()), "cover": .transformable(Data([1]))],
+                    relationships: ["author": .toOne(.saved(author))])
+        let added = try #require(try writer.save(save).insertedObjectIDs.first)
+        var (summary, index, _) = try await export(path, config: config)
+        // The author changed (its books), but not what its books show of it: only the new book is written.
+        #expect(summary.inserted == 1 && summary.updated == 0 && summary.unchanged <= 1, "\(summary)")
+        save = SaveRequest()
+        save.update(.saved(author), attributes: ["alias": .string("zanzibarian")])
+        try writer.save(save)
+        (summary, index, _) = try await export(path, config: config)
+        // Its books, the new one, and the author's own item (an entity the configuration leaves out is indexed as by default).
+        #expect(summary.updated == authored.count + 2, "\(summary)")
+        let found = try await index.search(SearchRequest(query: "zanzibarian", limit: 1_000)).hits.map(\.uri)
+        #expect(found.count == authored.count + 2 && Set(found) == Set(authored + [added.uriRepresentation, author.uriRepresentation]))
+    }
+
     func atlas(at path: String) throws -> (StoreWriter, [ManagedObjectID], [ManagedObjectID]) {
         let writer = try StoreWriter.create(at: path, model: try ExpressionTests.model())
         var save = SaveRequest()
