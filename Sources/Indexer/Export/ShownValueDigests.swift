@@ -35,9 +35,7 @@ struct ShownValueDigests: Sendable {
         for (entity, group) in Dictionary(grouping: objects, by: \.entityName) {
             let entries = entries(for: entity)
             guard !entries.isEmpty else { continue }
-            let steps = toManyFirstSteps(of: entity, entries: entries)
-            let complete = group.allSatisfy { object in steps.allSatisfy { object.toMany[$0] != nil } }
-            let objects = complete ? group : Array(try snapshot.objects(group.map(\.objectID), relationships: .toOneAnd(steps)).values)
+            let objects = try Self.reading(group, with: toManyFirstSteps(of: entity, entries: entries), in: snapshot)
             // What the suffixes pass through on their way, fetched a level at a time for the whole group.
             let graph = try reached(from: objects, entries: entries, in: snapshot)
             for object in objects {
@@ -76,15 +74,16 @@ struct ShownValueDigests: Sendable {
         var result: [ManagedObjectSnapshot] = []
         for (entity, group) in Dictionary(grouping: objects, by: \.entityName) {
             let entries = entries(for: entity)
-            let inverses = Set(entries.compactMap(\.inverses.first).filter { configuration.model.relationship($0, of: entity)?.isToMany == true })
-            if group.allSatisfy({ object in inverses.allSatisfy { object.toMany[$0] != nil } }) {
-                result += group
-                continue
-            }
-            let steps = toManyFirstSteps(of: entity, entries: entries).union(inverses)
-            result += try snapshot.objects(group.map(\.objectID), relationships: .toOneAnd(steps)).values
+            let inverses = entries.compactMap(\.inverses.first).filter { configuration.model.relationship($0, of: entity)?.isToMany == true }
+            result += try Self.reading(group, with: toManyFirstSteps(of: entity, entries: entries).union(inverses), in: snapshot)
         }
         return result
+    }
+
+    /// `objects` (of one entity) as they are when each has the `toMany` relationships, else read again with them.
+    private static func reading(_ objects: [ManagedObjectSnapshot], with toMany: Set<String>, in snapshot: StoreSnapshot) throws -> [ManagedObjectSnapshot] {
+        guard !objects.allSatisfy({ object in toMany.allSatisfy { object.toMany[$0] != nil } }) else { return objects }
+        return Array(try snapshot.objects(objects.map(\.objectID), relationships: .toOneAnd(toMany)).values)
     }
 
     /// Whether indexed items show anything of the entity's objects.
