@@ -43,7 +43,7 @@ struct SavedSearchTests {
         #expect(throws: SearchIndexError.self) { try SavedSearch(name: "empty") }
         #expect(throws: SearchIndexError.self) { try SavedSearch(name: "order", filter: "x > 1", sort: "x:sideways") }
         // A value that makes the template wrong says whose predicate it is.
-        #expect(throws: SearchIndexError.invalidQuery(reason: "the saved search 'pattern': its predicate, at character 6: MATCHES needs a regular expression; '(' is not one (expected ')')")) {
+        #expect(throws: SearchIndexError.invalidQuery(reason: "the saved search 'pattern': its predicate, at character 6: MATCHES needs a regular expression; '(' is not one (expected ')'). Escape a special character with \\ to match it as itself, or compare plain text with CONTAINS or LIKE")) {
             try SavedSearch(name: "pattern", filter: "name MATCHES $P").request(variables: ["P": "("])
         }
         // A query template is checked when declared too.

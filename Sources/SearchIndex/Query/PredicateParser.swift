@@ -236,7 +236,8 @@ public struct PredicateParser {
                 throw error("\(comparison.rawValue) compares text: give a string", at: operatorPosition)
             }
             if comparison == .matches, case .string(let pattern) = value, let problem = MatchesPatterns.problem(pattern, options: options.rawValue) {
-                throw error("MATCHES needs a regular expression; '\(pattern)' is not one (\(problem))", at: operatorPosition)
+                throw error("MATCHES needs a regular expression; '\(pattern)' is not one (\(problem)). "
+                            + "Escape a special character with \\ to match it as itself, or compare plain text with CONTAINS or LIKE", at: operatorPosition)
             }
             return .comparison(attribute: attribute, operator: comparison, options: options, values: [value])
         }
