@@ -55,12 +55,18 @@ struct ExporterTests {
         Dictionary(try index.dump().map { ($0.uri, $0.displayName) }, uniquingKeysWith: { first, _ in first })
     }
 
-    @Test("SampleModel2 with zero configuration: every object indexed, incremental saves reflected exactly",
-          .enabled(if: Self.fixtures, "../shared/fixtures is absent"))
-    func sampleModel2() async throws {
+    /// A writable copy of Apple's SampleModel2_V1 store in this test's folder.
+    func sampleModel2Copy() throws -> String {
         let path = directory.appendingPathComponent("SampleModel2_V1.sqlite").path
         try FileManager.default.copyItem(atPath: Self.shared.appendingPathComponent("SampleModel2_V1.sqlite").path, toPath: path)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        return path
+    }
+
+    @Test("SampleModel2 with zero configuration: every object indexed, incremental saves reflected exactly",
+          .enabled(if: Self.fixtures, "../shared/fixtures is absent"))
+    func sampleModel2() async throws {
+        let path = try sampleModel2Copy()
         let names = ["Book": "title", "GraphicNovel": "title", "Feedback": "authorAlias", "Page": "number", "Author": "alias"]
         var (summary, index, _) = try await export(path)
         #expect(summary.inserted == 5468 && summary.token == 1)
@@ -91,9 +97,7 @@ struct ExporterTests {
     @Test("SampleModel2, Apple-written: a book added for an author leaves its other books alone; the author's alias renamed re-indexes them all",
           .enabled(if: Self.fixtures, "../shared/fixtures is absent"))
     func sampleModel2Dependents() async throws {
-        let path = directory.appendingPathComponent("SampleModel2_V1.sqlite").path
-        try FileManager.default.copyItem(atPath: Self.shared.appendingPathComponent("SampleModel2_V1.sqlite").path, toPath: path)
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        let path = try sampleModel2Copy()
         // Books (and graphic novels, a sub-entity) show their author's alias, kept on Writer, the author's parent.
         let config = IndexConfiguration(entities: ["Book": .fields(.init(displayName: "title", text: ["author.alias"]))])
         _ = try await export(path, config: config)
