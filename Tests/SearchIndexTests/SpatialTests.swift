@@ -72,6 +72,26 @@ struct SpatialTests {
         }
     }
 
+    @Test("large pages of every hit in a circle are slices of the whole answer, in distance then URI order")
+    func largePages() throws {
+        // Over 1,000 hits needed: the candidates carry their URIs and the page is put in order in place.
+        let (index, points) = Self.fixture
+        for (latitude, longitude, radius) in [(0.0, 0.0, 20_037_000.0), (45, 10, 9_000_000), (-30, 179.5, 12_000_000)] {
+            let center = try Coordinate(latitude: latitude, longitude: longitude)
+            let whole = try index.search(SearchRequest(near: center, radius: radius, limit: 10_000)).hits
+            let expected = points.filter { Self.bruteDistance(($0.latitude, $0.longitude), (latitude, longitude)) <= radius }
+            #expect(Set(whole.map(\.uri)) == Set(expected.map(\.uri)), "circle \(latitude),\(longitude)")
+            #expect(whole.count > 1_000)
+            for (a, b) in zip(whole, whole.dropFirst()) {
+                #expect(a.distance! < b.distance! || (a.distance! == b.distance! && a.uri < b.uri), "\(a.uri) before \(b.uri)")
+            }
+            for (offset, limit) in [(0, 1_500), (100, 3_000), (700, 1_200), (whole.count - 600, 1_000), (0, whole.count), (whole.count, 2_000)] {
+                let page = try index.search(SearchRequest(near: center, radius: radius, limit: limit, offset: offset)).hits.map(\.uri)
+                #expect(page == Array(whole[min(offset, whole.count)..<min(whole.count, offset + limit)].map(\.uri)), "offset \(offset), limit \(limit)")
+            }
+        }
+    }
+
     @Test("nearest k equal the brute-force k nearest, everywhere including the poles and 180°")
     func nearest() throws {
         let (index, points) = Self.fixture

@@ -135,7 +135,8 @@ extension Search {
                 let ids = try idsInBoxes(regionBoxes(radius: radius)).sorted()
                 hits = try textMatches(expression: expression, within: ids).compactMap(refine)
             }
-            hits = hits.filter { ($0.distance ?? 0) <= radius }
+            // In place: every hit within a radius can be thousands of candidates.
+            hits.removeAll { !(($0.distance ?? 0) <= radius) }
             if hits.count >= needed || radius >= limit { return hits }
             radius = min(limit, radius * growth)
         }

@@ -71,7 +71,7 @@ extension Search {
 
     /// The requested page, best first, ties broken by URI. URIs are read only for the page and for
     /// the candidates tied with its first or last entry: that is all the tie-break needs.
-    mutating func ordered(_ candidates: [Candidate]) throws -> [Candidate] {
+    mutating func ordered(_ candidates: consuming [Candidate]) throws -> [Candidate] {
         // Candidates read with their URIs (every hit within a radius) are sorted once, ties by URI.
         if candidates.allSatisfy({ !$0.uri.isEmpty }) { return request.page(of: candidates) }
         // Positions are sorted, by keys computed once (see `SearchRequest.page(of:)`); of many candidates,

@@ -91,7 +91,7 @@ struct Search {
             if plan != .filter { candidates = try ordered(candidates, by: order) }
         } else if plan != .text {
             // The text plan already ordered and paged in SQL.
-            candidates = try ordered(candidates)
+            candidates = try ordered(consume candidates)
         }
         if plan == .textThenPlace, scoresPageOnly, let parsed { candidates = try scored(candidates, expression: parsed.expression) }
         // Only scores from searchlight_rank carry penalties (a filter plan's score is the item's raw rank).
@@ -223,10 +223,26 @@ extension SearchRequest {
     }
 
     /// The requested page of candidates that all carry their URIs: in order, ties by URI.
-    package func page(of candidates: [SearchCandidate]) -> [SearchCandidate] {
-        let order = order(of: candidates)
+    /// A page that is most of the candidates (every hit within a radius) is put in order in place: a
+    /// copy of thousands of candidates is a fresh allocation the allocator maps and unmaps on every search.
+    package func page(of candidates: consuming [SearchCandidate]) -> [SearchCandidate] {
+        var order = order(of: candidates)
         let end = offset.addingReportingOverflow(limit).overflow ? order.count : min(order.count, offset + limit)
         guard offset < end else { return [] }
-        return order[offset..<end].map { candidates[$0] }
+        guard end - offset > order.count / 2 else { return order[offset..<end].map { candidates[$0] } }
+        // Cycle by cycle: position j takes the candidate at order[j], and order[j] = j marks it placed.
+        for start in order.indices where order[start] != start {
+            var j = start
+            while order[j] != start {
+                let k = order[j]
+                candidates.swapAt(j, k)
+                order[j] = j
+                j = k
+            }
+            order[j] = j
+        }
+        candidates.removeSubrange(end...)
+        candidates.removeSubrange(..<offset)
+        return candidates
     }
 }
