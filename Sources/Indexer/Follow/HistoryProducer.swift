@@ -49,12 +49,11 @@ struct HistoryProducer: Sendable {
 
     var configuration: ResolvedConfiguration { builder.configuration }
 
-    /// Objects per page: a quarter of an export's. The writer starts on a batch once its first page is
-    /// built, and the batch commits once its last page is written, so a batch waits about a page on each
-    /// side; a country's rename under a storm of saves is mostly those waits (12 ms a 250-object page
-    /// where a 1,000-object one took 40–50 ms), while a page's own costs (an index read for the old texts,
-    /// a store query per entity) stay small beside them.
-    var pageSize: Int { min(batchSize, 250) }
+    /// Objects per page: the writer's choice (``IndexWriter/catchUpPageSize``). The writer starts on a batch
+    /// once its first page is built, and the batch commits once its last page is written, so a batch waits
+    /// about a page on each side; a page's own costs (an index read for the old texts, a store query per
+    /// entity, a writer's statements) are what larger pages save.
+    var pageSize: Int { max(1, min(batchSize, index.catchUpPageSize)) }
 
     /// What one history batch asks for: objects to rebuild, URIs to remove, the transaction it ends at.
     struct Batch {
