@@ -63,9 +63,10 @@ public protocol IndexWriter: AnyObject, Sendable {
     /// index: one path may name a different store on each.
     var identifiesStoresByPath: Bool { get }
 
-    /// Objects per page of a catch-up: what suits this writer. A writer that starts on a page as soon as
-    /// it comes (SQLite) wants small ones, so that a batch waits less on its first and last; one that
-    /// pays a few statements and round trips a page (PostgreSQL) wants fewer, larger ones.
+    /// Objects per page of a catch-up: what suits this writer. Small pages reach the writer sooner and leave
+    /// it sooner, so a batch waits less on its first and last (SQLite, whose cost per page is small); a
+    /// writer that pays a fixed cost per page in statements and round trips (PostgreSQL) wants fewer,
+    /// larger ones.
     var catchUpPageSize: Int { get }
 }
 
