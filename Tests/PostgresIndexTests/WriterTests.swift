@@ -86,6 +86,59 @@ struct WriterTests {
         await index.close()
     }
 
+    @Test("items updated in place (text, place, attributes, or all) hold exactly what a database written fresh with them holds")
+    func updatesInPlace() async throws {
+        guard let cluster = try Self.cluster() else { return }
+        defer { cluster.stop() }
+        try cluster.createDatabase("fresh")
+        func tagged(_ key: Int, _ name: String, country: String, population: Double?) -> IndexedItem {
+            var item = Self.item("S", key, name)
+            item.text = ["a place in \(country)"]
+            item.attributes = ["country": [.string(country)]]
+            if let population { item.attributes["population"] = [.number(population)] }
+            return item
+        }
+        let first = [tagged(1, "alpha", country: "FR", population: 10), tagged(2, "beta", country: "DE", population: 20),
+                     tagged(3, "gamma", country: "DE", population: nil), tagged(4, "delta", country: "IT", population: 40)]
+        var last = first
+        last[0].text = ["a place in France"]                                      // text only: attribute rows kept
+        last[1].attributes = ["country": [.string("AT")], "population": [.number(21)]]  // attributes only
+        last[2].latitude = -33.9                                                   // place only
+        last[3] = tagged(4, "delta renamed", country: "CH", population: nil)      // everything, one attribute fewer
+        let index = try await PostgresIndex.open(try PostgresLocation(cluster.url()), creating: true)
+        let writer = try await PostgresIndexWriter.open(index, storeUUID: "S")
+        #expect(try await writer.apply(Self.batch("S", token: 1, upserts: first)) == BatchResult(inserted: 4))
+        #expect(try await writer.apply(Self.batch("S", token: 2, upserts: last + [Self.item("S", 5, "epsilon")])) == BatchResult(inserted: 1, updated: 4))
+        let fresh = try await PostgresIndex.open(try PostgresLocation(cluster.url("fresh")), creating: true)
+        let freshWriter = try await PostgresIndexWriter.open(fresh, storeUUID: "S")
+        _ = try await freshWriter.apply(Self.batch("S", token: 2, upserts: last + [Self.item("S", 5, "epsilon")]))
+        // Every column of every item, every attribute row, and the ranking's statistics.
+        let queries = [
+            "SELECT uri, entity, display_name, title, text, keywords, latitude, longitude, ST_AsText(place) AS place, date, rank, value_lengths, attributes, digest, name_positions, title_positions, text_positions, keyword_positions, terms::text AS terms FROM searchlight_items ORDER BY uri",
+            "SELECT uri, name, kind, number, text, text_c, text_d, text_cd FROM searchlight_attributes ORDER BY uri, name, kind, number, text",
+            "SELECT items, name_positions, title_positions, text_positions, keyword_positions FROM searchlight_stores",
+        ]
+        for sql in queries {
+            let updated = try await index.rows(sql).map { row in row.map { String(describing: $0.bytes.map { Array($0.readableBytesView) }) } }
+            let expected = try await fresh.rows(sql).map { row in row.map { String(describing: $0.bytes.map { Array($0.readableBytesView) }) } }
+            #expect(updated == expected, "\(sql.prefix(40))")
+            #expect(!updated.isEmpty)
+        }
+        for (filter, uris) in [("country == 'FR'", [last[0].uri]), ("country == 'DE'", [last[2].uri]), ("country == 'AT'", [last[1].uri]),
+                               ("population > 15", [last[1].uri]), ("country == 'IT'", [])] {
+            var request = SearchRequest(query: nil)
+            request.filter = filter
+            #expect(try await index.search(request).hits.map(\.uri).sorted() == uris, "\(filter)")
+        }
+        var near = SearchRequest(near: try Coordinate(latitude: -33.9, longitude: 3), radius: 1_000)
+        near.limit = 10
+        #expect(try await index.search(near).hits.map(\.uri) == [last[2].uri])
+        await writer.close()
+        await freshWriter.close()
+        await index.close()
+        await fresh.close()
+    }
+
     @Test("a rebuild keeps the store searchable until its sweep removes what was not written again; a checkpoint moved by someone else stops the writer")
     func rebuildAndSweep() async throws {
         guard let cluster = try Self.cluster() else { return }
