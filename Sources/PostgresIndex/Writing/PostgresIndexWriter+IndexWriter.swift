@@ -65,9 +65,10 @@ extension PostgresIndexWriter {
     /// Different machines write the database: one path may name different stores on each.
     public var identifiesStoresByPath: Bool { false }
 
-    /// 1,000 objects: a page is at least seven statements (the checkpoint locked and written, digests read,
-    /// old items deleted, items, attribute rows and new terms inserted), each parsed, bound and answered
-    /// over the connection; at 250 objects a catch-up of the full Corpus's country renames took 12% longer.
+    /// 1,000 objects: a page is half a dozen statements or more (the checkpoint locked and written, stored
+    /// rows read, changed items updated, new items, attribute rows and terms inserted), each parsed, bound
+    /// and answered over the connection; at 250 objects a catch-up of the full Corpus's country renames
+    /// took 12% longer.
     public var catchUpPageSize: Int { 1_000 }
 
     /// Nothing to prepare: PostgreSQL replaces a row without reading the old text.
