@@ -99,22 +99,24 @@ struct WriterTests {
             return item
         }
         let first = [tagged(1, "alpha", country: "FR", population: 10), tagged(2, "beta", country: "DE", population: 20),
-                     tagged(3, "gamma", country: "DE", population: nil), tagged(4, "delta", country: "IT", population: 40)]
+                     tagged(3, "gamma", country: "DE", population: nil), tagged(4, "delta", country: "IT", population: 40),
+                     tagged(6, "zeta", country: "Caf\u{E9}", population: 60)]
         var last = first
         last[0].text = ["a place in France"]                                      // text only: attribute rows kept
         last[1].attributes = ["country": [.string("AT")], "population": [.number(21)]]  // attributes only
         last[2].latitude = -33.9                                                   // place only
         last[3] = tagged(4, "delta renamed", country: "CH", population: nil)      // everything, one attribute fewer
+        last[4].attributes["country"] = [.string("Cafe\u{301}")]                  // the same text to Swift's ==, other bytes
         let index = try await PostgresIndex.open(try PostgresLocation(cluster.url()), creating: true)
         let writer = try await PostgresIndexWriter.open(index, storeUUID: "S")
-        #expect(try await writer.apply(Self.batch("S", token: 1, upserts: first)) == BatchResult(inserted: 4))
-        #expect(try await writer.apply(Self.batch("S", token: 2, upserts: last + [Self.item("S", 5, "epsilon")])) == BatchResult(inserted: 1, updated: 4))
+        #expect(try await writer.apply(Self.batch("S", token: 1, upserts: first)) == BatchResult(inserted: 5))
+        #expect(try await writer.apply(Self.batch("S", token: 2, upserts: last + [Self.item("S", 5, "epsilon")])) == BatchResult(inserted: 1, updated: 5))
         let fresh = try await PostgresIndex.open(try PostgresLocation(cluster.url("fresh")), creating: true)
         let freshWriter = try await PostgresIndexWriter.open(fresh, storeUUID: "S")
         _ = try await freshWriter.apply(Self.batch("S", token: 2, upserts: last + [Self.item("S", 5, "epsilon")]))
         // Every column of every item, every attribute row, and the ranking's statistics.
         let queries = [
-            "SELECT uri, entity, display_name, title, text, keywords, latitude, longitude, ST_AsText(place) AS place, date, rank, value_lengths, attributes, digest, name_positions, title_positions, text_positions, keyword_positions, terms::text AS terms FROM searchlight_items ORDER BY uri",
+            "SELECT uri, store_uuid, entity, display_name, title, text, keywords, latitude, longitude, ST_AsText(place) AS place, date, rank, value_lengths, attributes, digest, name_positions, title_positions, text_positions, keyword_positions, terms::text AS terms, generation FROM searchlight_items ORDER BY uri",
             "SELECT uri, name, kind, number, text, text_c, text_d, text_cd FROM searchlight_attributes ORDER BY uri, name, kind, number, text",
             "SELECT items, name_positions, title_positions, text_positions, keyword_positions FROM searchlight_stores",
         ]
@@ -125,7 +127,7 @@ struct WriterTests {
             #expect(!updated.isEmpty)
         }
         for (filter, uris) in [("country == 'FR'", [last[0].uri]), ("country == 'DE'", [last[2].uri]), ("country == 'AT'", [last[1].uri]),
-                               ("population > 15", [last[1].uri]), ("country == 'IT'", [])] {
+                               ("population > 15", [last[1].uri, last[4].uri]), ("country == 'IT'", []), ("country == 'Cafe\u{301}'", [last[4].uri])] {
             var request = SearchRequest(query: nil)
             request.filter = filter
             #expect(try await index.search(request).hits.map(\.uri).sorted() == uris, "\(filter)")

@@ -123,6 +123,27 @@ struct BatchTests {
         #expect(try index.checkpoints().map(\.storeUUID) == ["STORE-B"])
     }
 
+    @Test("a name or attribute that changed only in its Unicode normalization is an update: stored, filtered and found as the new bytes")
+    func normalizationOnly() throws {
+        let index = try SearchIndex(path: directory.appendingPathComponent("nfd.searchindex").path, mode: .readWrite(permissions: nil))
+        var item = IndexFixtures.item(1, "Caf\u{E9} Rouge")
+        item.attributes = ["kind": [.string("caf\u{E9}")]]
+        #expect(try index.apply(IndexBatch(upserts: [item], checkpoint: IndexFixtures.checkpoint(1))) == BatchResult(inserted: 1))
+        // Canonically equal to the NFC text (Swift's == says so), not the same bytes.
+        item.displayName = "Cafe\u{301} Rouge"
+        item.attributes = ["kind": [.string("cafe\u{301}")]]
+        #expect(item.displayName == "Caf\u{E9} Rouge")
+        #expect(try index.apply(IndexBatch(upserts: [item], checkpoint: IndexFixtures.checkpoint(2))) == BatchResult(updated: 1))
+        #expect(try index.dump().map { Array($0.displayName.utf8) } == [Array("Cafe\u{301} Rouge".utf8)])
+        #expect(try index.apply(IndexBatch(upserts: [item], checkpoint: IndexFixtures.checkpoint(3))) == BatchResult(unchanged: 1))
+        for (value, found) in [("cafe\u{301}", 1), ("caf\u{E9}", 0)] {
+            var request = SearchRequest(query: nil)
+            request.filter = "kind == '\(value)'"
+            #expect(try index.search(request).hits.count == found, "kind == \(Array(value.unicodeScalars))")
+        }
+        #expect(try index.search(SearchRequest(query: "rouge")).hits.map(\.uri) == [item.uri])
+    }
+
     @Test("an index whose creation was killed before its schema committed is built on the next open, not refused")
     func interruptedCreation() throws {
         let path = directory.appendingPathComponent("interrupted.searchindex").path

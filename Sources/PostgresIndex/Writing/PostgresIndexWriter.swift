@@ -315,7 +315,8 @@ public final class PostgresIndexWriter: IndexWriter {
         if !fresh.isEmpty { try await insert(fresh, storeUUID: storeUUID, generation: generation) }
         if !rows.isEmpty {
             // Attribute rows: a new item's, and an updated item's whose attributes changed (its old ones first).
-            let reattributed = rows.filter { updated.contains($0.uri) && existing[$0.uri]?.attributes != $0.attributes }
+            // Byte for byte, as the rows hold them: a value that changed only in its normalization changed.
+            let reattributed = rows.filter { row in updated.contains(row.uri) && existing[row.uri].map { !$0.attributes.hasSameUTF8(as: row.attributes) } ?? true }
             if !reattributed.isEmpty {
                 var bindings = PostgresBindings()
                 bindings.append(reattributed.map(\.uri))
@@ -409,7 +410,7 @@ public final class PostgresIndexWriter: IndexWriter {
         return updated
     }
 
-    /// Inserts the rows' attribute values, one row each (their old ones went with the items' rows).
+    /// Inserts the rows' attribute values, one row each (their old ones deleted first, or gone with a deleted item's row).
     private func insertAttributes(of rows: [ItemRow]) async throws(PostgresIndexError) {
         let values = rows.flatMap { row in row.attributeRows.map { (row.uri, $0.name, $0.value) } }
         guard !values.isEmpty else { return }

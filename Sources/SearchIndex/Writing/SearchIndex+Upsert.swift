@@ -78,10 +78,12 @@ extension SearchIndex {
             guard let old = existing else { return (.unchanged, nil) }
             let oldLatitude = try old.optionalNumber(6), oldLongitude = try old.optionalNumber(7), oldDate = try old.optionalNumber(8)
             let oldRank = try old.number(9)
-            writesText = try !(old.text(1) == item.displayName && old.text(2) == item.title && old.text(3) == text && old.text(4) == keywords)
+            // Byte for byte: a text that changed only in its normalization changed (see `hasSameUTF8(as:)`).
+            writesText = try !(old.text(1).hasSameUTF8(as: item.displayName) && old.text(2).hasSameUTF8(as: item.title)
+                && old.text(3).hasSameUTF8(as: text) && old.text(4).hasSameUTF8(as: keywords))
             writesPlace = oldLatitude != (location ? item.latitude : nil) || oldLongitude != (location ? item.longitude : nil)
-            writesAttributes = try old.text(10) != prepared.attributes
-            if try !writesText && !writesPlace && !writesAttributes && old.text(5) == item.entity
+            writesAttributes = try !old.text(10).hasSameUTF8(as: prepared.attributes)
+            if try !writesText && !writesPlace && !writesAttributes && old.text(5).hasSameUTF8(as: item.entity)
                 && oldDate == item.date?.timeIntervalSinceReferenceDate && oldRank == item.rank {
                 return (.unchanged, try old.integer(0))
             }
