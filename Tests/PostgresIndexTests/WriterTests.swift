@@ -110,7 +110,20 @@ struct WriterTests {
         let index = try await PostgresIndex.open(try PostgresLocation(cluster.url()), creating: true)
         let writer = try await PostgresIndexWriter.open(index, storeUUID: "S")
         #expect(try await writer.apply(Self.batch("S", token: 1, upserts: first)) == BatchResult(inserted: 5))
+        // Which attribute rows a batch wrote: PostgreSQL's row versions (`xmin`) of each item's rows.
+        func versions() async throws -> [String: String] {
+            try await index.rows("SELECT uri, string_agg(xmin::text, ',' ORDER BY name) FROM searchlight_attributes GROUP BY uri")
+                .reduce(into: [:]) { result, row in
+                    let (uri, version) = try PostgresIndex.decode(row, as: (String, String).self)
+                    result[uri] = version
+                }
+        }
+        let before = try await versions()
         #expect(try await writer.apply(Self.batch("S", token: 2, upserts: last + [Self.item("S", 5, "epsilon")])) == BatchResult(inserted: 1, updated: 5))
+        // The text and the place changed, not the attributes: their rows were left as they were.
+        let after = try await versions()
+        #expect(after[last[0].uri] == before[last[0].uri] && after[last[2].uri] == before[last[2].uri])
+        #expect(after[last[1].uri] != before[last[1].uri] && after[last[4].uri] != before[last[4].uri])
         let fresh = try await PostgresIndex.open(try PostgresLocation(cluster.url("fresh")), creating: true)
         let freshWriter = try await PostgresIndexWriter.open(fresh, storeUUID: "S")
         _ = try await freshWriter.apply(Self.batch("S", token: 2, upserts: last + [Self.item("S", 5, "epsilon")]))
@@ -152,14 +165,18 @@ struct WriterTests {
         var request = SearchRequest(query: "harbour", limit: 50)
         request.typoTolerance = false
         try await writer.beginRebuild(storeUUID: "S")
-        // Objects 4 and 5 are gone: the rebuild writes 1 to 3 again; the old items answer until the sweep.
-        var again = Self.batch("S", token: 1, upserts: Array(items.prefix(3)))
+        // Objects 4 and 5 are gone: the rebuild writes 1 to 3 again (3 changed, updated in place); the old
+        // items answer until the sweep, which keeps the changed one.
+        var changed = items[2]
+        changed.displayName = "harbour three"
+        var again = Self.batch("S", token: 1, upserts: Array(items.prefix(2)) + [changed])
         again.marksRebuild = true
-        #expect(try await writer.apply(again) == BatchResult(unchanged: 3))
+        #expect(try await writer.apply(again) == BatchResult(updated: 1, unchanged: 2))
         #expect(try await index.search(request).hits.count == 5)
         let swept = try await writer.sweep(keeping: StoreCheckpoint(storeUUID: "S", storePath: "/stores/S.sqlite", token: 2))
         #expect(swept == 2)
         #expect(try await index.search(request).hits.map(\.uri).sorted() == items.prefix(3).map(\.uri).sorted())
+        #expect(try await index.dump().map(\.displayName) == ["harbour 1", "harbour 2", "harbour three"])
         #expect(try await index.checkpoint(storeUUID: "S")?.token == 2)
         // The ranking's statistics follow: three items left.
         let counted = try await index.value("SELECT items FROM searchlight_stores WHERE uuid = 'S'", as: Int64.self)
