@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import SearchIndex
 import Testing
+import SeededRandom
 
 @Suite("Searching words in every language")
 struct LanguageSearchTests {
@@ -142,6 +143,21 @@ struct BatchTests {
             #expect(try index.search(request).hits.count == found, "kind == \(Array(value.unicodeScalars))")
         }
         #expect(try index.search(SearchRequest(query: "rouge")).hits.map(\.uri) == [item.uri])
+    }
+
+    @Test("texts are equal to the writer exactly when their bytes are: 20,000 random pairs, canonically equal ones included")
+    func byteEquality() {
+        var generator = SeededGenerator(state: 17)
+        // Pieces whose NFC and NFD forms differ, a Hangul syllable and its jamo, and plain text.
+        let pieces = ["a", "e", "\u{E9}", "e\u{301}", "\u{D55C}", "\u{1112}\u{1161}\u{11AB}", " ", "\u{1F1EB}\u{1F1F7}", "\u{0}", "z"]
+        for _ in 0..<20_000 {
+            let a = (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces[Int.random(in: 0..<pieces.count, using: &generator)] }.joined()
+            var b = Bool.random(using: &generator) ? a : (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces[Int.random(in: 0..<pieces.count, using: &generator)] }.joined()
+            if Bool.random(using: &generator) { b = b.decomposedStringWithCanonicalMapping }
+            // A string cut from a longer one, as rows and slices make them.
+            let c = String(("x" + b).dropFirst())
+            #expect(BinaryCollation.equal(a, c) == (Array(a.utf8) == Array(c.utf8)), "\(Array(a.unicodeScalars)) / \(Array(c.unicodeScalars))")
+        }
     }
 
     @Test("an index whose creation was killed before its schema committed is built on the next open, not refused")

@@ -316,7 +316,10 @@ public final class PostgresIndexWriter: IndexWriter {
         if !rows.isEmpty {
             // Attribute rows: a new item's, and an updated item's whose attributes changed (its old ones first).
             // Byte for byte, as the rows hold them: a value that changed only in its normalization changed.
-            let reattributed = rows.filter { row in updated.contains(row.uri) && existing[row.uri].map { !$0.attributes.hasSameUTF8(as: row.attributes) } ?? true }
+            let reattributed = rows.filter { row in
+                guard updated.contains(row.uri), let old = existing[row.uri] else { return false }
+                return !BinaryCollation.equal(old.attributes, row.attributes)
+            }
             if !reattributed.isEmpty {
                 var bindings = PostgresBindings()
                 bindings.append(reattributed.map(\.uri))

@@ -26,7 +26,7 @@ extension SearchIndex {
                     let stream = item.tokens?.streams[column]
                     // Byte for byte: String's == calls canonically equal texts equal (NFD and NFC Hangul), whose
                     // tokens can differ, and the offer is taken for the old text's exact bytes.
-                    if old.hasSameUTF8(as: current[column]), let stream {
+                    if BinaryCollation.equal(old, current[column]), let stream {
                         streams.append(stream)
                     } else if column >= 2, let stream {
                         // A list of values (texts, keywords) that changed in one or two of them: the values

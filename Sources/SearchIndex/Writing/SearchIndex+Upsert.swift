@@ -78,12 +78,12 @@ extension SearchIndex {
             guard let old = existing else { return (.unchanged, nil) }
             let oldLatitude = try old.optionalNumber(6), oldLongitude = try old.optionalNumber(7), oldDate = try old.optionalNumber(8)
             let oldRank = try old.number(9)
-            // Byte for byte: a text that changed only in its normalization changed (see `hasSameUTF8(as:)`).
-            writesText = try !(old.text(1).hasSameUTF8(as: item.displayName) && old.text(2).hasSameUTF8(as: item.title)
-                && old.text(3).hasSameUTF8(as: text) && old.text(4).hasSameUTF8(as: keywords))
+            // Byte for byte: a text that changed only in its normalization changed (see `BinaryCollation.equal`).
+            writesText = try !(BinaryCollation.equal(old.text(1), item.displayName) && BinaryCollation.equal(old.text(2), item.title)
+                && BinaryCollation.equal(old.text(3), text) && BinaryCollation.equal(old.text(4), keywords))
             writesPlace = oldLatitude != (location ? item.latitude : nil) || oldLongitude != (location ? item.longitude : nil)
-            writesAttributes = try !old.text(10).hasSameUTF8(as: prepared.attributes)
-            if try !writesText && !writesPlace && !writesAttributes && old.text(5).hasSameUTF8(as: item.entity)
+            writesAttributes = try !BinaryCollation.equal(old.text(10), prepared.attributes)
+            if try !writesText && !writesPlace && !writesAttributes && BinaryCollation.equal(old.text(5), item.entity)
                 && oldDate == item.date?.timeIntervalSinceReferenceDate && oldRank == item.rank {
                 return (.unchanged, try old.integer(0))
             }
