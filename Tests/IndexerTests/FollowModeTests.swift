@@ -192,6 +192,7 @@ struct FollowModeTests {
             return
         }
         #expect(!second.service.isRunning)
+        #expect(second.runningAtStops == [false], "a subscriber that hears the stop finds the service stopped")
 
         // A stop request ends the wait for a store to become readable, without an error.
         _ = try places(at: replacement, count: 5)

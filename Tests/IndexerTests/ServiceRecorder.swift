@@ -8,6 +8,8 @@ final class ServiceRecorder: Sendable {
     let service: IndexingService
     private final class Log: Sendable {
         let events = Mutex<[IndexingEvent]>([])
+        /// `service.isRunning` as each stop was heard.
+        let runningAtStops = Mutex<[Bool]>([])
     }
 
     private let log = Log()
@@ -20,7 +22,10 @@ final class ServiceRecorder: Sendable {
         // On a thread of its own: a recorder on the cooperative pool missed a follower's events while tests
         // that block held every thread of the pool.
         reader = ThreadExecutor.detachedTask(named: "service recorder") {
-            for await event in stream { log.events.withLock { $0.append(event) } }
+            for await event in stream {
+                if case .stopped = event { log.runningAtStops.withLock { $0.append(service.isRunning) } }
+                log.events.withLock { $0.append(event) }
+            }
         }
     }
 
@@ -44,6 +49,9 @@ final class ServiceRecorder: Sendable {
     var stops: [ExportError?] {
         events.compactMap { if case .stopped(let error) = $0 { .some(error) } else { nil } }
     }
+
+    /// Whether the service still said it was running when each stop was heard (it must not).
+    var runningAtStops: [Bool] { log.runningAtStops.withLock { $0 } }
 
     /// Waits until `condition` holds for the events so far (true), or `timeout` seconds pass (false).
     func wait(timeout: TimeInterval = 20, until condition: ([IndexingEvent]) -> Bool) async -> Bool {

@@ -219,10 +219,12 @@ public final class IndexingService: Sendable {
         for case .reindex(_, let continuation) in control.close() {
             continuation.resume(throwing: error ?? ExportError.stopped)
         }
-        // Heard before a run waiting on this one can begin and send its own events.
-        if announce { broadcaster.send(.stopped(error: error)) }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             if state.control === control { state.control = nil }
+            // Sent under the lock that ends the run: a subscriber that hears it finds `isRunning` false, and
+            // a run waiting on this one cannot begin (and send its own events) before it is sent. The
+            // broadcaster only enqueues, and never takes this lock.
+            if announce { broadcaster.send(.stopped(error: error)) }
             defer { state.waiters = [] }
             return state.waiters
         }
