@@ -310,4 +310,50 @@ struct TypoTiersTests {
             try Self.expectSamePages(index, "trial \(trial)")
         }
     }
+
+    /// Regions denser than placed rows score whole: most of 12,000 places in one cluster, `europe` in a third of them.
+    static func denseItems(seed: UInt64) -> [IndexedItem] {
+        var generator = SeededGenerator(seed: seed)
+        return Self.items(0..<12_000, seed: seed).enumerated().map { position, item in
+            var item = item
+            let clustered = Int.random(in: 0..<10, using: &generator) < 8
+            item.latitude = clustered ? 48 + Double.random(in: -0.4...0.4, using: &generator) : Double.random(in: -60...60, using: &generator)
+            item.longitude = clustered ? 2 + Double.random(in: -0.6...0.6, using: &generator) : Double.random(in: -180...180, using: &generator)
+            item.attributes = ["tag": [.number(Double(position % 3))]]
+            return item
+        }
+    }
+
+    @Test("within a dense region, tiers searched apart and a frequent alternative from its list give the page full scoring gives")
+    func denseRegionsEqualFullScoring() throws {
+        let index = try Self.newIndex("tiers-dense", items: Self.denseItems(seed: 79))
+        let regions: [(near: (Double, Double)?, radius: Double?, box: (Double, Double, Double, Double)?)] = [
+            ((48, 2), 20_000, nil), ((48.1, 2.2), 45_000, nil), ((48, 2), 300_000, nil), (nil, nil, (47.8, 1.7, 48.3, 2.4)), ((10, 10), 5_000_000, nil),
+        ]
+        var plans: [SearchPlan: Int] = [:]
+        for query in Self.queries + ["euroa OR europe", "sainte OR saint", "europe OR europa -city", "eurppe OR europe OR euroa"] {
+            for region in regions {
+                for (limit, offset, filter) in [(1, 0, nil), (20, 0, nil), (20, 7, "tag == 1"), (64, 0, nil), (10, 30, "tag != 2")] {
+                    var request = SearchRequest(query: query, limit: limit, offset: offset)
+                    request.filter = filter
+                    request.near = try region.near.map { try Coordinate(latitude: $0.0, longitude: $0.1) }
+                    request.radius = region.radius
+                    request.boundingBox = try region.box.map { try BoundingBox(minLatitude: $0.0, minLongitude: $0.1, maxLatitude: $0.2, maxLongitude: $0.3) }
+                    let apart = try index.search(request)
+                    plans[apart.plan, default: 0] += 1
+                    request.usesTermLeaders = false
+                    let whole = try index.search(request)
+                    #expect(apart.hits.map { "\($0.uri) \($0.score) \($0.typos) \($0.distance ?? -1)" }
+                            == whole.hits.map { "\($0.uri) \($0.score) \($0.typos) \($0.distance ?? -1)" },
+                            "\(query) within \(region) limit \(limit) offset \(offset) filter \(filter ?? "-")")
+                }
+            }
+        }
+        // Not vacuous: both plans answered many pages.
+        #expect(plans[.typoTiers, default: 0] > 100 && plans[.frequentAlternative, default: 0] > 50, "\(plans)")
+        // `Europa` in the cluster: its tier of one edit (`euroa`, `europe`) taken apart, `europe` from its placed list.
+        let explained = try index.explain(SearchRequest(query: "europa", near: try Coordinate(latitude: 48, longitude: 2), radius: 30_000, limit: 20))
+        #expect(explained.plan == .typoTiers)
+        #expect(explained.statements.contains { $0.arguments.contains("each listed row that may lie in the region") }, "\(explained.statements.map(\.arguments))")
+    }
 }

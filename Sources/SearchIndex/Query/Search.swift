@@ -15,7 +15,7 @@ struct Search {
     let itemSets: FilterItemSets?
     /// Every statement run, with its arguments — kept only for `explain`.
     private(set) var statements: [(sql: String, arguments: StatementArguments)] = []
-    private let recordsStatements: Bool
+    let recordsStatements: Bool
     /// The planner's estimate of the query's matches, and the ranking's phrase plan with the lists' counts,
     /// once made.
     var matchEstimate: Int?, countedPlan: String?
@@ -33,6 +33,11 @@ struct Search {
     /// Notes a statement for `explain`; a plain search keeps nothing.
     mutating func record(_ sql: String, _ arguments: StatementArguments) {
         if recordsStatements { statements.append((sql, arguments)) }
+    }
+
+    /// Notes the statements of a search run on the way (a tier of typo expansions), for `explain`.
+    mutating func record(statementsOf other: Search) {
+        if recordsStatements { statements += other.statements }
     }
 
     /// The ranking function's phrase plan for the query (its typo expansions' edits).
@@ -103,6 +108,13 @@ struct Search {
         return SearchResults(hits: hits, plan: plan, parsedQuery: parsed)
     }
 
+    /// The request's page of candidates, ordered as ``run()`` orders them, before they are hits.
+    mutating func orderedPage() throws -> [Candidate] {
+        let (candidates, plan) = try plan()
+        if let order = request.sortAttribute { return plan == .filter ? candidates : try ordered(candidates, by: order) }
+        return plan == .text ? candidates : try ordered(consume candidates)
+    }
+
     mutating func count() throws -> Int {
         if let parsed, request.near == nil, request.boundingBox == nil {
             let filter = entityFilter
@@ -130,7 +142,11 @@ struct Search {
         if request.forcedPlan == nil, let page = try placedTierPage(parsed) { return (page, .textThenPlace) }
         // A word with typo expansions (or alternatives) within a region, or nearest first: every row of them there,
         // from their complete placed lists and FTS5.
+        // Alternatives within a region, one of them frequent: apart, the frequent one from its placed list.
+        if request.forcedPlan == nil, let page = try frequentAlternativePage(parsed) { return (page, .frequentAlternative) }
         if request.forcedPlan == nil, let page = try placedRowsPage(parsed) { return (page, .placedRows) }
+        // Too many of them there: tier by tier, each tier's phrases searched alone in the region.
+        if request.forcedPlan == nil, let page = try regionTierPage(parsed) { return (page, .typoTiers) }
         let plan: SearchPlan
         if let forced = request.forcedPlan {
             plan = forced

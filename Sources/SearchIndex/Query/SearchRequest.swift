@@ -148,6 +148,13 @@ public enum SearchPlan: String, Sendable, Hashable {
     /// there, from their complete placed lists (and FTS5 for rare ones), scored from their term vectors (nearest
     /// first, only the nearest).
     case placedRows = "placed-rows"
+    /// A word with its typo expansions (or alternatives) within a region, tier by tier: the rows of the words as
+    /// typed, then those of each tier of expansions searched alone (a frequent one from its placed list), the
+    /// rows of the tiers before left out.
+    case typoTiers = "typo-tiers"
+    /// A group of alternatives within a region, one of them frequent: the rare ones' rows there scored by the
+    /// whole group, and the frequent one's best rows from a search of it alone (its placed list).
+    case frequentAlternative = "frequent-alternative"
 }
 
 /// An order by one attribute: its lowest value first, or its highest with `descending`.

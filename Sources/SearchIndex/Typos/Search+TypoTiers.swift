@@ -141,6 +141,50 @@ extension Search {
         return Array(placed.prefix(needed))
     }
 
+    /// The page of a word with typo expansions (or of alternatives) within a region, by relevance, tier by tier:
+    /// each tier's phrases searched alone in the region, as an exact query of their own that any plan may answer
+    /// (one frequent expansion from its placed list), less the tier's penalty, the rows of the tiers before left
+    /// out. Nil when the group has one tier. `Europa` within 50 km of a point in Germany, whose expansion `europe`
+    /// thousands of places there hold (their time zone), scored all of them: 7.7 ms at 940k items.
+    ///
+    /// A row of a tier holds no phrase of a tier before, so its best phrases are the tier's own: it scores what
+    /// the tier's phrases score alone, less the tier's penalty, and every row of a tier before scores more. A
+    /// tier is asked for as many rows more as the tiers before hold (fewer than the page, or the page is full),
+    /// so that its best rows are among them once theirs are left out.
+    mutating func regionTierPage(_ parsed: ParsedQuery) throws -> [Candidate]? {
+        guard request.usesTermLeaders, ranksPageInSQL, request.radius != nil || request.boundingBox != nil,
+              let group = parsed.typoTieredGroup else { return nil }
+        let alternatives = group.flatMap(\.alternatives)
+        let tiers = Set(alternatives.map(\.edits)).sorted()
+        guard tiers.count > 1 else { return nil }
+        var found: [Candidate] = [], lowerIDs: Set<Int64> = []
+        for edits in tiers {
+            let wanted = needed - found.count
+            var tierRequest = request
+            tierRequest.offset = 0
+            tierRequest.limit = wanted + lowerIDs.count
+            // The tier's phrases as typed words, in their order (a phrase twice stays twice: a row holding it
+            // scores by both copies, as in the whole query), with the query's exclusions.
+            let members = alternatives.filter { $0.edits == edits }.map { alternative in
+                var term = alternative.term
+                term.expansions = []  // a word as typed is its tier's alternative, without the expansions it carries
+                return term
+            }
+            var tier = Search(db: db, request: tierRequest, parsed: ParsedQuery(required: [members], excluded: parsed.excluded),
+                              predicate: predicate, itemSets: itemSets, recordsStatements: recordsStatements)
+            var rows = try tier.orderedPage()
+            record(statementsOf: tier)
+            rows.removeAll { lowerIDs.contains($0.id) }
+            let penalty = SearchIndex.typoPenalty * Double(edits)
+            for index in rows.indices { rows[index].score -= penalty }
+            found += rows.prefix(wanted)
+            if found.count >= needed { break }
+            // Fewer than asked for: every row of the tier in the region, which the next tiers leave out.
+            lowerIDs.formUnion(rows.map(\.id))
+        }
+        return found
+    }
+
     /// The best `keep` rows matching `expression`, scored with `plan`, in order.
     private mutating func tierRows(expression: String, plan: String, keep: Int) throws -> [Candidate] {
         let arguments: StatementArguments = [plan, keep, expression, keep]

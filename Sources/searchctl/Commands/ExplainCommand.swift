@@ -97,6 +97,8 @@ extension SearchPlan {
         case .filter: "the attribute filter alone, most important items first"
         case .placedList: "the word's best rows with their places, best first, scored in the region until none further down can reach the page"
         case .placedRows: "the rows of the word and its typo expansions in the region, from their complete placed lists and FTS5, scored (nearest first: the nearest only)"
+        case .frequentAlternative: "the rare alternatives' rows in the region scored by the whole group, the frequent one's best rows from its placed list"
+        case .typoTiers: "the region's rows of the word as typed, then of each tier of its typo expansions searched alone (a frequent one from its placed list)"
         }
     }
 }
