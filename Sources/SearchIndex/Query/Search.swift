@@ -35,7 +35,7 @@ struct Search {
         if recordsStatements { statements.append((sql, arguments)) }
     }
 
-    /// Notes the statements of a search run on the way (a tier of typo expansions), for `explain`.
+    /// Notes the statements of a search run on the way (a tier of typo expansions, one alternative alone), for `explain`.
     mutating func record(statementsOf other: Search) {
         if recordsStatements { statements += other.statements }
     }
@@ -108,10 +108,11 @@ struct Search {
         return SearchResults(hits: hits, plan: plan, parsedQuery: parsed)
     }
 
-    /// The request's page of candidates, ordered as ``run()`` orders them, before they are hits.
-    mutating func orderedPage() throws -> [Candidate] {
+    /// The first `needed` candidates of a request by relevance, in order, before they are hits (a page some other
+    /// plan assembles from searches of its parts).
+    mutating func rankedPage() throws -> [Candidate] {
+        precondition(request.effectiveSort == .relevance && request.sortAttribute == nil, "a ranked page is ordered by relevance")
         let (candidates, plan) = try plan()
-        if let order = request.sortAttribute { return plan == .filter ? candidates : try ordered(candidates, by: order) }
         return plan == .text ? candidates : try ordered(consume candidates)
     }
 
@@ -140,10 +141,10 @@ struct Search {
         if request.forcedPlan == nil, let page = try placedListPage(parsed) { return (page, .placedList) }
         // A word with typo expansions near a point: tier by tier, as the words alone are.
         if request.forcedPlan == nil, let page = try placedTierPage(parsed) { return (page, .textThenPlace) }
-        // A word with typo expansions (or alternatives) within a region, or nearest first: every row of them there,
-        // from their complete placed lists and FTS5.
         // Alternatives within a region, one of them frequent: apart, the frequent one from its placed list.
         if request.forcedPlan == nil, let page = try frequentAlternativePage(parsed) { return (page, .frequentAlternative) }
+        // A word with typo expansions (or alternatives) within a region, or nearest first: every row of them there,
+        // from their complete placed lists and FTS5.
         if request.forcedPlan == nil, let page = try placedRowsPage(parsed) { return (page, .placedRows) }
         // Too many of them there: tier by tier, each tier's phrases searched alone in the region.
         if request.forcedPlan == nil, let page = try regionTierPage(parsed) { return (page, .typoTiers) }
