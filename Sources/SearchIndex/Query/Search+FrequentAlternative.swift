@@ -21,19 +21,20 @@ extension Search {
         let members = parsed.required[0]
         let counts = try members.map { try estimate(tokens: $0.tokens, isPrefix: $0.isPrefix) }
         guard let frequent = counts.indices.max(by: { counts[$0] < counts[$1] }),
-              members.filter({ $0.expression == members[frequent].expression }).count == 1,
-              counts.reduce(0, +) - counts[frequent] <= Self.mostUnlistedRows,
-              let key = members[frequent].leaderKey, try TermLeaders.placedListing(key: key, db: db) != nil else { return nil }
+              members.filter({ $0.expression == members[frequent].expression }).count == 1 else { return nil }
+        let rareRows = counts.reduce(0, +) - counts[frequent]
+        guard rareRows <= Self.mostUnlistedRows, let key = members[frequent].leaderKey,
+              try TermLeaders.placedListing(key: key, db: db) != nil else { return nil }
         // The rare rows are read from FTS5 twice (≈ 1 µs each in all), where scoring the group whole reads the
         // region's places (≈ 0.65 µs each): apart only when the region holds more.
-        let worth = max(Self.fewestPlacesApart, 2 * (counts.reduce(0, +) - counts[frequent]))
+        let worth = max(Self.fewestPlacesApart, 2 * rareRows)
         guard try countInRegion(cap: worth, radius: request.radius) >= worth else { return nil }
 
         // The rare alternatives' rows in the region (under the request's filters), and the best of them scored by
         // the whole group.
         let rare = "(" + members.indices.filter { $0 != frequent }.map { members[$0].expression }.joined(separator: " OR ") + ")"
         func inRegion(_ expression: String) throws -> Set<Int64> {
-            Set(try textPlaces(expression: expression).filter { request.placement(latitude: $0.latitude, longitude: $0.longitude) != nil }.map(\.id))
+            Set(try textPlaces(expression: expression).compactMap(refine).map(\.id))
         }
         let rareIDs = try inRegion(rare)
         var rows = try textMatches(expression: parsed.expression, within: rareIDs.sorted()).compactMap(refine)

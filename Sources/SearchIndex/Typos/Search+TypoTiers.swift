@@ -186,9 +186,11 @@ extension Search {
             var rows = try tier.rankedPage()
             record(statementsOf: tier)
             rows.removeAll { lowerIDs.contains($0.id) }
-            let bases = rows.map(\.score), penalty = SearchIndex.typoPenalty * Double(edits)
+            let penalty = SearchIndex.typoPenalty * Double(edits)
+            if rows.count > wanted, rows[wanted].score != rows[wanted - 1].score, rows[wanted].score - penalty == rows[wanted - 1].score - penalty {
+                return nil
+            }
             for index in rows.indices { rows[index].score -= penalty }
-            if rows.count > wanted, rows[wanted].score == rows[wanted - 1].score, bases[wanted] != bases[wanted - 1] { return nil }
             found += rows.prefix(wanted)
             if found.count >= needed { break }
             // Fewer than the page: every row of the tier in the region, which the next tiers leave out.
