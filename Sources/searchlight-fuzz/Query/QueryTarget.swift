@@ -16,6 +16,9 @@ enum QueryTarget {
         INSERT INTO items_fts VALUES ('Zürich', 'Tokyo 東京都', 'New York, 横浜市の港, กรุงเทพมหานคร', 'Straße');
         """)
 
+    /// Where the index's hamlets are (within a degree), and how many: more than placed rows score in a region.
+    static let cluster = (latitude: 10.0, longitude: 20.0), hamlets = Search.mostPlacedRowsScored + 200
+
     /// The index's schema with items whose terms crowd each other across scripts, and their dictionary.
     static let index: DatabaseQueue = {
         let queue = FuzzDatabase.withTokenizer("SELECT 1")
@@ -37,6 +40,18 @@ enum QueryTarget {
                                        arguments: [offset + 1, latitude, latitude, longitude, longitude])
                     }
                     try db.execute(sql: "INSERT INTO item_texts (id, title, text, keywords) VALUES (?, '', ?, '')", arguments: [offset + 1, name + " city"])
+                }
+                // A dense cluster of hamlets, each a `city` too: searches in it are also taken apart (typo tiers,
+                // a frequent alternative), which only a region of many places is.
+                for offset in 0..<Self.hamlets {
+                    let id = names.count + offset + 1
+                    let latitude = Self.cluster.latitude + Double(offset * 7_919 % 2_000) / 1_000 - 1
+                    let longitude = Self.cluster.longitude + Double(offset * 104_729 % 2_000) / 1_000 - 1
+                    try db.execute(sql: "INSERT INTO items (id, uri, store_id, entity, display_name, latitude, longitude, rank) VALUES (?, ?, 1, 'Place', 'hamlet', ?, ?, ?)",
+                                   arguments: [id, "h\(offset)", latitude, longitude, offset % 7])
+                    try db.execute(sql: "INSERT INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) VALUES (?, ?, ?, ?, ?)",
+                                   arguments: [id, latitude, latitude, longitude, longitude])
+                    try db.execute(sql: "INSERT INTO item_texts (id, title, text, keywords) VALUES (?, '', 'city', '')", arguments: [id])
                 }
                 try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
                 try TermDictionary.refresh(db)
@@ -125,6 +140,17 @@ enum QueryTarget {
                             fatalError("placed lists change the page of \(query.debugDescription) within \(radius.map { "\($0) m" } ?? "any distance") by \(sort): \(placed)")
                         }
                     }
+                    // And within the hamlets' cluster, where a word with typos or a group of alternatives is taken
+                    // apart: the page of scoring it whole.
+                    var dense: [[String]] = []
+                    for lists in [true, false] {
+                        var request = SearchRequest(query: query, near: try Coordinate(latitude: Self.cluster.latitude, longitude: Self.cluster.longitude),
+                                                    radius: 200_000, limit: 5)
+                        request.usesTermLeaders = lists
+                        var search = Search(db: db, request: request, parsed: expanded)
+                        dense.append(try search.run().hits.map { "\($0.uri) \($0.score) \($0.distance ?? -1)" })
+                    }
+                    guard dense[0] == dense[1] else { fatalError("taken apart, the page of \(query.debugDescription) in the cluster changes: \(dense)") }
                 }
             } catch {
                 fatalError("FTS5 refuses the parsed query \(query.debugDescription): \(error)")
