@@ -148,6 +148,12 @@ extension SearchIndex {
         let parsed = try parsed.map { parsed in request.typoTolerance ? try Search.expanded(parsed, db: db) : parsed }
         var search = Search(db: db, request: request, parsed: parsed, predicate: predicate, itemSets: itemSets, recordsStatements: true)
         let results = try search.run()
+        if !request.facets.isEmpty || request.countsTotal {
+            // The total and the facets, counted as a search counts them.
+            var all = Search(db: db, request: request.unpaged, parsed: parsed, predicate: predicate, itemSets: itemSets, recordsStatements: true)
+            _ = try all.totalAndFacets()
+            search.record(statementsOf: all)
+        }
         var statements: [SearchExplanation.Statement] = []
         for (sql, arguments) in search.statements {
             var depth: [Int: Int] = [:]

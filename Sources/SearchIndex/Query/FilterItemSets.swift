@@ -17,13 +17,17 @@ import Synchronization
 /// much. The reads and probes a connection spends on a comparison stay within a small factor of the cheaper of
 /// the two ways.
 ///
+/// Facets count the same way: a facet looks each match up in the attribute index, until the lookups a connection
+/// spent on an attribute would have read its whole column (``FacetColumn``); then the column is read and kept.
+///
 /// The sets are keyed by the connection's `PRAGMA data_version` (others' commits) and its own change count
 /// (its commits, which `data_version` leaves out), both read inside the search's read transaction, so a set
 /// is only ever used in the snapshot it was read in or one with the same items. A ``SearchIndex`` owns one
 /// for its connections, which share a budget of ``mostKeptIDs`` (the least recently used go first) and let
 /// go of it with the index.
 final class FilterItemSets: Sendable {
-    /// The most ids kept, over every connection of an index (8 bytes each: 32 MB).
+    /// The most ids kept, over every connection of an index (8 bytes each: 32 MB); a facet column counts as
+    /// the ids its bytes would hold.
     static let mostKeptIDs = 4_000_000
     /// The most ids one set may hold.
     static let mostIDsPerSet = 1_000_000
@@ -46,8 +50,21 @@ final class FilterItemSets: Sendable {
     }
 
     private struct Kept {
-        var ids: [Int64]
+        enum Content {
+            case ids([Int64])
+            case column(FacetColumn)
+        }
+
+        var content: Content
         var lastUse: UInt64
+
+        /// Its share of ``mostKeptIDs``.
+        var size: Int {
+            switch content {
+            case .ids(let ids): ids.count
+            case .column(let column): column.keptSize
+            }
+        }
     }
 
     private struct Spending {
@@ -78,7 +95,7 @@ final class FilterItemSets: Sendable {
 
         mutating func forget(_ key: UInt) {
             guard let connection = connections.removeValue(forKey: key) else { return }
-            keptIDs -= connection.sets.values.reduce(0) { $0 + $1.ids.count }
+            keptIDs -= connection.sets.values.reduce(0) { $0 + $1.size }
         }
     }
 
@@ -99,8 +116,34 @@ final class FilterItemSets: Sendable {
             state.clock += 1
             let now = state.clock
             return state.update(db, at: version) { connection in
+                guard case .ids(let ids) = connection.sets[key]?.content else { return nil }
                 connection.sets[key]?.lastUse = now
-                return connection.sets[key]?.ids
+                return ids
+            }
+        }
+    }
+
+    /// The facet column kept for `key` on this connection at this version.
+    func column(for key: String, db: Database, version: Version) -> FacetColumn? {
+        state.withLock { state in
+            state.clock += 1
+            let now = state.clock
+            return state.update(db, at: version) { connection in
+                guard case .column(let column) = connection.sets[key]?.content else { return nil }
+                connection.sets[key]?.lastUse = now
+                return column
+            }
+        }
+    }
+
+    /// How many more rows this connection may look up for `key` before its lookups would have paid for
+    /// reading `rows` rows instead; `Int.max` when `key` is known to be too large to keep.
+    func lookupsLeft(beforeReading rows: Int, on key: String, db: Database, version: Version) -> Int {
+        state.withLock { state in
+            state.update(db, at: version) { connection in
+                let spending = connection.spent[key] ?? Spending()
+                guard spending.atLeast != Int.max else { return Int.max }
+                return max(0, Int(((Double(rows) * Self.readCost - spending.cost) / Self.probeCost).rounded(.up)))
             }
         }
     }
@@ -139,24 +182,34 @@ final class FilterItemSets: Sendable {
 
     /// Keeps `ids` for `key`, making room by dropping the sets used least recently, of any connection.
     func keep(_ ids: [Int64], for key: String, db: Database, version: Version) {
-        guard ids.count <= Self.mostKeptIDs else { return }
+        keep(.ids(ids), for: key, db: db, version: version)
+    }
+
+    /// Keeps a facet column for `key`, making room as for ids.
+    func keep(_ column: FacetColumn, for key: String, db: Database, version: Version) {
+        keep(.column(column), for: key, db: db, version: version)
+    }
+
+    private func keep(_ content: Kept.Content, for key: String, db: Database, version: Version) {
+        let kept = Kept(content: content, lastUse: 0)
+        guard kept.size <= Self.mostKeptIDs else { return }
         state.withLock { state in
             state.keptIDs -= state.update(db, at: version) { connection in
                 connection.spent[key] = nil
-                return connection.sets.removeValue(forKey: key)?.ids.count ?? 0
+                return connection.sets.removeValue(forKey: key)?.size ?? 0
             }
-            while state.keptIDs + ids.count > Self.mostKeptIDs {
+            while state.keptIDs + kept.size > Self.mostKeptIDs {
                 let oldest = state.connections.flatMap { owner, connection in
-                    connection.sets.map { (owner: owner, key: $0.key, lastUse: $0.value.lastUse, count: $0.value.ids.count) }
+                    connection.sets.map { (owner: owner, key: $0.key, lastUse: $0.value.lastUse, size: $0.value.size) }
                 }.min { $0.lastUse < $1.lastUse }
                 guard let oldest else { break }
                 state.connections[oldest.owner]?.sets[oldest.key] = nil
-                state.keptIDs -= oldest.count
+                state.keptIDs -= oldest.size
             }
             state.clock += 1
             let now = state.clock
-            state.update(db, at: version) { $0.sets[key] = Kept(ids: ids, lastUse: now) }
-            state.keptIDs += ids.count
+            state.update(db, at: version) { $0.sets[key] = Kept(content: content, lastUse: now) }
+            state.keptIDs += kept.size
         }
     }
 }

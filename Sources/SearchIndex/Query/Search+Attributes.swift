@@ -58,8 +58,27 @@ extension Search {
         return try withDetails(Array(sorted[request.offset..<min(sorted.count, needed)]))
     }
 
-    /// How many of `ids` carry each value of an attribute, 500 ids per statement.
+    /// The request's total (when it counts it) and facets, counted over every match: this search is the request's,
+    /// unpaged, with its typo expansions.
+    mutating func totalAndFacets() throws -> (total: Int?, facets: [Facet]) {
+        if let parsed, request.near == nil, request.boundingBox == nil {
+            // Words alone: one statement for the total, one per facet.
+            let total = request.countsTotal ? try count() : nil
+            return (total, try request.facets.map { name in try facet(name, expression: parsed.expression) })
+        }
+        // Otherwise the same search, unpaged, once: its hits are the total and the facets' items.
+        let ids = try plan().candidates.map(\.id)
+        return (request.countsTotal ? ids.count : nil, try request.facets.map { name in try facet(name, ids: ids) })
+    }
+
+    /// How many of `ids` carry each value of an attribute: from the connection's column of it
+    /// (``FacetColumn``), or looked up 500 ids per statement.
     mutating func facet(_ name: String, ids: [Int64]) throws -> Facet {
+        if let column = try facetColumn(facetColumnAccess(name), lookingUp: ids.count) {
+            var counts = column.emptyCounts()
+            for id in ids { column.count(id, into: &counts) }
+            return Facet(name, groups: column.groups(counts))
+        }
         var rows: [Row] = []
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
@@ -74,37 +93,129 @@ extension Search {
         return try Self.facet(name, rows: rows)
     }
 
-    /// A facet over every match of a words-only search, in one statement: FTS5 drives, each match's
-    /// attribute rows are read from the (item, name, value) index alone and counted here. SQLite's
+    /// A facet over every match of a words-only search. FTS5 drives, in row id order, and each match's attribute
+    /// rows are read from the (item, name, value) index alone and counted here. SQLite's
     /// `GROUP BY … COUNT(DISTINCT …)` sorted every row and kept a distinct set per group: 38 ms of a
     /// 13 ms scan for `city` at 940k items.
+    ///
+    /// Once the lookups this connection spent on the attribute would have read its column, the column is read
+    /// (``FacetColumn``) and the matches left are counted from it, their row ids alone read from FTS5.
     mutating func facet(_ name: String, expression: String) throws -> Facet {
-        let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
-        // Items are joined only for an entity filter. CROSS JOIN keeps FTS5 outside, so that an item's rows
-        // come together, in value order: a value an item holds twice is told from the row before.
-        let items = request.entities.isEmpty ? "" : " CROSS JOIN items i ON i.id = items_fts.rowid"
-        let sql = """
-            SELECT a.item_id, a.kind, a.number, a.text FROM items_fts\(items)
-            CROSS JOIN item_attributes a INDEXED BY item_attributes_by_item ON a.item_id = items_fts.rowid AND a.name = ?
-            WHERE items_fts MATCH ?\(filter.sql)
-            """
-        let arguments: StatementArguments = [name, expression] + filter.arguments
+        let access = try facetColumnAccess(name)
+        var column = access.flatMap(keptFacetColumn)
+        var groups: [(kind: Int, number: Double?, text: String?, items: Int)] = []
+        var rest: Int64?
+        if column == nil, let access, let budget = itemSets?.lookupsLeft(beforeReading: Int(access.maxID) + 1, on: access.key, db: db, version: access.version),
+           predicate == nil, request.entities.isEmpty, let parsed, try (matchEstimate ?? estimate(parsed)) >= budget {
+            // More matches than the lookups left (the planner's estimate, from the leader lists' counts when they
+            // have some): reading the column first costs less than looking them up (`Europa` with its expansions,
+            // 408,720 matches at 940k items: 260 ms looked up).
+            column = try readFacetColumn(access)
+        }
+        if column == nil {
+            let budget = access.map { itemSets?.lookupsLeft(beforeReading: Int($0.maxID) + 1, on: $0.key, db: db, version: $0.version) ?? Int.max }
+            let looked = try lookUpFacet(name, expression: expression, from: nil, budget: budget ?? Int.max)
+            groups = looked.groups
+            if let access { _ = itemSets?.spend(Double(looked.items) * FilterItemSets.probeCost, atLeast: 0, on: access.key, db: db, version: access.version) }
+            guard let stop = looked.stop, let access else { return Facet(name, groups: groups) }
+            column = try readFacetColumn(access)
+            rest = stop
+            if column == nil {
+                groups += try lookUpFacet(name, expression: expression, from: stop, budget: Int.max).groups
+                return Facet(name, groups: groups)
+            }
+        }
+        guard let column else { return Facet(name, groups: groups) }
+        let (from, arguments) = facetMatches(expression, from: rest)
+        let sql = "SELECT items_fts.rowid \(from)"
         record(sql, arguments)
-        struct Value: Hashable { var kind: Int64; var number: Double?; var text: String? }
-        var counts: [Value: Int] = [:]
-        var last: (item: Int64, value: Value)?
+        let statement = try db.cachedStatement(sql: sql)
+        try statement.setArguments(arguments)
+        let handle = statement.sqliteStatement
+        var counts = column.emptyCounts()
+        while try SQLiteCall.step(handle, db: db) { column.count(sqlite3_column_int64(handle, 0), into: &counts) }
+        return Facet(name, groups: groups + column.groups(counts))
+    }
+
+    /// The `FROM … WHERE …` of a words-only facet's matches from row id `first` on, FTS5 joined to `joined`
+    /// (its arguments first).
+    private func facetMatches(_ expression: String, from first: Int64?, joining joined: (sql: String, arguments: StatementArguments) = ("", []))
+        -> (sql: String, arguments: StatementArguments) {
+        let filter = itemFilter(probing: true, itemID: "items_fts.rowid")
+        // Items are joined only for an entity filter. CROSS JOIN keeps FTS5 outside: matches come in row id order.
+        let items = request.entities.isEmpty ? "" : " CROSS JOIN items i ON i.id = items_fts.rowid"
+        let bound = first == nil ? "" : " AND items_fts.rowid >= ?"
+        return ("FROM items_fts\(items)\(joined.sql) WHERE items_fts MATCH ?\(bound)\(filter.sql)",
+                joined.arguments + [expression] + (first.map { [$0] } ?? []) + filter.arguments)
+    }
+
+    /// Counts the values of a words-only search's matches from row id `first` on, each match looked up in
+    /// `item_attributes_by_item`, stopping before the match after `budget` of them.
+    /// Returns the counts, the matches looked up and the row id of the first match left (nil: none left).
+    private mutating func lookUpFacet(_ name: String, expression: String, from first: Int64?, budget: Int) throws
+        -> (groups: [(kind: Int, number: Double?, text: String?, items: Int)], items: Int, stop: Int64?) {
+        // An item's rows come together, in value order: a value an item holds twice is told from the row before.
+        let attributes = " CROSS JOIN item_attributes a INDEXED BY item_attributes_by_item ON a.item_id = items_fts.rowid AND a.name = ?"
+        let (from, arguments) = facetMatches(expression, from: first, joining: (attributes, [name]))
+        let sql = "SELECT a.item_id, a.kind, a.number, a.text \(from)"
+        record(sql, arguments)
+        var counts: [FacetColumn.Value: Int] = [:]
+        var last: (item: Int64, value: FacetColumn.Value)?
+        var items = 0
         let statement = try db.cachedStatement(sql: sql)
         try statement.setArguments(arguments)
         let handle = statement.sqliteStatement
         while try SQLiteCall.step(handle, db: db) {
             let item = sqlite3_column_int64(handle, 0)
-            let value = Value(kind: sqlite3_column_int64(handle, 1), number: SQLiteCall.optionalDouble(handle, 2),
-                              text: sqlite3_column_type(handle, 3) == SQLITE_NULL ? nil : SQLiteCall.text(handle, 3))
-            if let last, last.item == item, last.value == value { continue }
+            let value = FacetColumn.Value(kind: sqlite3_column_int64(handle, 1), number: SQLiteCall.optionalDouble(handle, 2),
+                                          text: sqlite3_column_type(handle, 3) == SQLITE_NULL ? nil : SQLiteCall.text(handle, 3))
+            if let last, last.item == item {
+                if last.value.isStored(as: value) { continue }
+            } else {
+                if items == budget { return (Self.groups(counts), items, item) }
+                items += 1
+            }
             last = (item, value)
             counts[value, default: 0] += 1
         }
-        return Facet(name, groups: counts.map { (kind: Int($0.key.kind), number: $0.key.number, text: $0.key.text, items: $0.value) })
+        return (Self.groups(counts), items, nil)
+    }
+
+    private static func groups(_ counts: [FacetColumn.Value: Int]) -> [(kind: Int, number: Double?, text: String?, items: Int)] {
+        counts.map { (kind: Int($0.key.kind), number: $0.key.number, text: $0.key.text, items: $0.value) }
+    }
+
+    /// Where a facet column of attribute `name` is kept on this connection; nil when the search keeps nothing,
+    /// the index is empty or its ids reach past ``FacetColumn/mostItemIDs``.
+    private func facetColumnAccess(_ name: String) throws -> (key: String, version: FilterItemSets.Version, maxID: Int64)? {
+        guard itemSets != nil, let maxID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM items")),
+              maxID <= FacetColumn.mostItemIDs else { return nil }
+        return ("facet column \(name)", try FilterItemSets.Version(db), maxID)
+    }
+
+    private func keptFacetColumn(_ access: (key: String, version: FilterItemSets.Version, maxID: Int64)) -> FacetColumn? {
+        itemSets?.column(for: access.key, db: db, version: access.version)
+    }
+
+    /// The attribute's column for a facet about to look up `rows` items: the one kept, or read now when the
+    /// connection's lookups, these included, would have paid for it; nil otherwise (the lookups are spent).
+    private mutating func facetColumn(_ access: (key: String, version: FilterItemSets.Version, maxID: Int64)?, lookingUp rows: Int) throws -> FacetColumn? {
+        guard let access, let itemSets else { return nil }
+        if let kept = keptFacetColumn(access) { return kept }
+        if itemSets.lookupsLeft(beforeReading: Int(access.maxID) + 1, on: access.key, db: db, version: access.version) <= rows {
+            if let column = try readFacetColumn(access) { return column }
+        }
+        _ = itemSets.spend(Double(rows) * FilterItemSets.probeCost, atLeast: 0, on: access.key, db: db, version: access.version)
+        return nil
+    }
+
+    /// Reads the attribute's column and keeps it for the connection's next searches.
+    private mutating func readFacetColumn(_ access: (key: String, version: FilterItemSets.Version, maxID: Int64)) throws -> FacetColumn? {
+        let name = String(access.key.dropFirst("facet column ".count))
+        for sql in FacetColumn.statements { record(sql, [name]) }
+        guard let column = try FacetColumn.read(name, maxID: access.maxID, db: db) else { return nil }
+        itemSets?.keep(column, for: access.key, db: db, version: access.version)
+        return column
     }
 
     /// Facet values from rows `(kind, number, text, count)`, counts of equal renderings added up.

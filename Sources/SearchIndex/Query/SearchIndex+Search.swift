@@ -77,16 +77,7 @@ extension SearchIndex {
             if !request.facets.isEmpty || request.countsTotal {
                 try expand()
                 var all = Search(db: db, request: request.unpaged, parsed: parsed, predicate: predicate, itemSets: itemSets)
-                if let parsed, request.near == nil, request.boundingBox == nil {
-                    // Words alone: one statement for the total, one per facet.
-                    if request.countsTotal { results.total = try all.count() }
-                    results.facets = try request.facets.map { name in try all.facet(name, expression: parsed.expression) }
-                } else {
-                    // Otherwise the same search, unpaged, once: its hits are the total and the facets' items.
-                    let ids = try all.plan().candidates.map(\.id)
-                    if request.countsTotal { results.total = ids.count }
-                    results.facets = try request.facets.map { name in try all.facet(name, ids: ids) }
-                }
+                (results.total, results.facets) = try all.totalAndFacets()
             }
             return results
         }

@@ -52,6 +52,12 @@ enum QueryTarget {
                     try db.execute(sql: "INSERT INTO items_geo (id, min_lat, max_lat, min_lon, max_lon) VALUES (?, ?, ?, ?, ?)",
                                    arguments: [id, latitude, latitude, longitude, longitude])
                     try db.execute(sql: "INSERT INTO item_texts (id, title, text, keywords) VALUES (?, '', 'city', '')", arguments: [id])
+                    // Facet values: a text, sometimes twice or beside another, and a number or a date.
+                    for text in offset % 11 == 0 ? ["farm", "farm", "mill"] : [offset % 3 == 0 ? "farm" : "mill"] {
+                        try db.execute(sql: "INSERT INTO item_attributes (item_id, name, kind, number, text) VALUES (?, 'kind', 0, NULL, ?)", arguments: [id, text])
+                    }
+                    try db.execute(sql: "INSERT INTO item_attributes (item_id, name, kind, number, text) VALUES (?, 'kind', ?, ?, NULL)",
+                                   arguments: [id, 1 + offset % 2, Double(offset % 4)])
                 }
                 try db.execute(sql: "INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
                 try TermDictionary.refresh(db)
@@ -151,6 +157,17 @@ enum QueryTarget {
                         dense.append(try search.run().hits.map { "\($0.uri) \($0.score) \($0.distance ?? -1)" })
                     }
                     guard dense[0] == dense[1] else { fatalError("taken apart, the page of \(query.debugDescription) in the cluster changes: \(dense)") }
+                    // Facets over every match: looked up match by match, and counted from the attribute's column
+                    // (a connection keeping columns reads it first, for a query matching as many as the hamlets).
+                    var facets: [[Facet]] = []
+                    for itemSets in [nil, FilterItemSets()] {
+                        var request = SearchRequest(query: query, limit: 1)
+                        request.facets = ["kind"]
+                        request.countsTotal = true
+                        var search = Search(db: db, request: request.unpaged, parsed: expanded, itemSets: itemSets)
+                        facets.append(try search.totalAndFacets().facets)
+                    }
+                    guard facets[0] == facets[1] else { fatalError("the facet column counts \(query.debugDescription) otherwise: \(facets)") }
                 }
             } catch {
                 fatalError("FTS5 refuses the parsed query \(query.debugDescription): \(error)")

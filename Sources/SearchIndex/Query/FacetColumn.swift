@@ -1,0 +1,116 @@
+import GRDB
+import GRDBSQLite
+
+/// The values of one filter attribute, item by item, read once from the attribute indexes: a facet over many
+/// matches counts them here instead of looking each match up in `item_attributes_by_item`.
+///
+/// Looking a match up costs about 0.45 µs (`city`'s 63,684 matches: 37 ms at 939,632 places, where walking its
+/// doclist takes 4); reading the column costs about 0.1 µs an item, once. A connection reads it once its
+/// facets' lookups would have paid for the read (``FilterItemSets``), and keeps it while nothing is written.
+struct FacetColumn: Sendable {
+    /// One value as the index stores it: `kind` 0 text, 1 number, 2 date (seconds since 2001).
+    struct Value: Sendable, Hashable {
+        var kind: Int64
+        var number: Double?
+        var text: String?
+
+        /// Whether the index holds the same value: texts compared byte for byte, as its `GROUP BY` does (Swift's
+        /// `==` calls NFC `é` and NFD `e` + U+0301 equal).
+        func isStored(as other: Value) -> Bool {
+            guard kind == other.kind, number == other.number else { return false }
+            switch (text, other.text) {
+            case (nil, nil): return true
+            case let (a?, b?): return a.utf8.elementsEqual(b.utf8)
+            default: return false
+            }
+        }
+    }
+
+    /// The distinct values, in index order (numbers, then text).
+    let values: [Value]
+    /// For each item id, 1 + its value's position in `values`; 0 for none; ``several`` for an item holding
+    /// more than one, whose values are in `more`.
+    private let ordinals: [UInt32]
+    /// The values of the items holding more than one, each once.
+    private let more: [Int64: [UInt32]]
+
+    /// The marker of an item holding several values.
+    private static let several = UInt32.max
+
+    /// The largest item id a column is read for: its array (4 bytes an id) stays within the kept items' budget.
+    static let mostItemIDs = Int64(2 * FilterItemSets.mostKeptIDs)
+
+    /// What the column takes of ``FilterItemSets``' budget, in ids (8 bytes each).
+    var keptSize: Int { (ordinals.count + 1) / 2 + more.values.reduce(0) { $0 + 2 + $1.count / 2 } }
+
+    /// The statements ``read(_:maxID:db:)`` runs, each with the attribute's name: every value kept by the writer
+    /// is a number (or date) or a text, never neither.
+    static let statements = [
+        "SELECT item_id, kind, number, NULL FROM item_attributes INDEXED BY item_attributes_by_number WHERE name = ? AND number IS NOT NULL ORDER BY number, kind, item_id",
+        "SELECT item_id, kind, NULL, text FROM item_attributes INDEXED BY item_attributes_by_text WHERE name = ? AND text IS NOT NULL ORDER BY text, kind, item_id",
+    ]
+
+    /// Reads the column of attribute `name`: each item's numbers and dates (in `(name, number, kind, item_id)`
+    /// order), then its texts, from the covering value indexes. Nil when the items' ids reach past
+    /// ``mostItemIDs`` (the column would be too large to keep).
+    /// `maxID`: the largest item id of the snapshot read.
+    static func read(_ name: String, maxID: Int64, db: Database) throws -> FacetColumn? {
+        guard maxID >= 0, maxID <= mostItemIDs else { return nil }
+        var ordinals = [UInt32](repeating: 0, count: Int(maxID) + 1)
+        var values: [Value] = [], more: [Int64: [UInt32]] = [:]
+        for (sql, textual) in zip(statements, [false, true]) {
+            let statement = try db.cachedStatement(sql: sql)
+            try statement.setArguments([name])
+            let handle = statement.sqliteStatement
+            // Rows come value by value, each value's items in id order: a new value starts where one differs
+            // (compared as stored, without making a string of each row's), and an item holding a value twice
+            // comes twice in a row.
+            var last: (kind: Int64, number: Double, text: [UInt8], item: Int64)?
+            while try SQLiteCall.step(handle, db: db) {
+                let item = sqlite3_column_int64(handle, 0), kind = sqlite3_column_int64(handle, 1)
+                let number = textual ? 0 : sqlite3_column_double(handle, 2)
+                let bytes = textual ? UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 3), count: Int(sqlite3_column_bytes(handle, 3)))
+                                    : UnsafeRawBufferPointer(start: nil, count: 0)
+                if let previous = last, previous.kind == kind, previous.number == number, previous.text.elementsEqual(bytes) {
+                    if previous.item == item { continue }
+                    last?.item = item
+                } else {
+                    values.append(Value(kind: kind, number: textual ? nil : number, text: textual ? String(decoding: bytes, as: UTF8.self) : nil))
+                    last = (kind, number, Array(bytes), item)
+                }
+                // Rows of items past the snapshot's last id belong to no item a search can match.
+                guard item >= 0, item <= maxID else { continue }
+                let ordinal = UInt32(values.count), index = Int(item)
+                switch ordinals[index] {
+                case 0: ordinals[index] = ordinal
+                case Self.several: more[item, default: []].append(ordinal)
+                case let first:
+                    more[item] = [first, ordinal]
+                    ordinals[index] = several
+                }
+            }
+        }
+        return FacetColumn(values: values, ordinals: ordinals, more: more)
+    }
+
+    /// Counts of items per value, to be added to with ``count(_:into:)``.
+    func emptyCounts() -> [Int] { [Int](repeating: 0, count: values.count + 1) }
+
+    /// Counts the values of item `id` (each value once) into `counts`.
+    func count(_ id: Int64, into counts: inout [Int]) {
+        guard id >= 0, id < Int64(ordinals.count) else { return }
+        let ordinal = ordinals[Int(id)]
+        if ordinal == Self.several {
+            for value in more[id] ?? [] { counts[Int(value)] += 1 }
+        } else {
+            counts[Int(ordinal)] += 1  // 0: none, not reported
+        }
+    }
+
+    /// The facet of counts made by ``count(_:into:)``, to be added to counts made otherwise.
+    func groups(_ counts: [Int]) -> [(kind: Int, number: Double?, text: String?, items: Int)] {
+        zip(values, counts.dropFirst()).compactMap { value, items in
+            items > 0 ? (kind: Int(value.kind), number: value.number, text: value.text, items: items) : nil
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+@testable import SearchIndex
+import SeededRandom
+import Testing
+
+/// Facets counted from a connection's column of the attribute (``FacetColumn``) against brute force: the same
+/// counts as looking each match up, before, during and after the switch, and never from a column of an
+/// earlier snapshot.
+@Suite("Facet columns against brute force")
+struct FacetColumnTests {
+    struct Entry {
+        var words: Set<String>
+        var entity: String
+        var values: [String: [FilterValue]]
+        var place: Coordinate?
+    }
+
+    static let vocabulary = ["harbor", "lantern", "meadow", "quarry", "willow", "cobalt"]
+    static let attributes = ["tag", "n", "mixed"]
+
+    /// A random value of each attribute: tags repeat within an item and come in two normalizations of one
+    /// letter and two cases; `mixed` holds a number, a date or a text that all render alike.
+    static func values(_ generator: inout SeededGenerator) -> [String: [FilterValue]] {
+        let tags = ["red", "Red", "caf\u{E9}", "cafe\u{301}", "green", "blue"]
+        let mixed: [FilterValue] = [.number(1), .string("1"), .date(Date(timeIntervalSinceReferenceDate: 1)), .number(-0.0), .number(2.5),
+                                    .date(Date(timeIntervalSinceReferenceDate: 86_400))]
+        return [
+            "tag": (0..<Int.random(in: 0...4, using: &generator)).map { _ in .string(tags.randomElement(using: &generator) ?? "") },
+            "n": Bool.random(using: &generator) ? [] : [.number(Double(Int.random(in: 0..<6, using: &generator)))],
+            "mixed": (0..<Int.random(in: 0...2, using: &generator)).map { _ in mixed.randomElement(using: &generator) ?? .number(0) },
+        ]
+    }
+
+    static func item(_ key: Int, _ entry: Entry) -> IndexedItem {
+        IndexedItem(uri: "x-coredata://FC/\(entry.entity)/p\(key)", entity: entry.entity, displayName: entry.words.sorted().joined(separator: " "),
+                    latitude: entry.place?.latitude, longitude: entry.place?.longitude, attributes: entry.values)
+    }
+
+    /// What a facet shows for `entries`: each item counts once for each value it holds as stored (byte for
+    /// byte, kind and number), under the value's rendering; values rendered alike add up.
+    static func expected(_ attribute: String, _ entries: [Entry]) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for entry in entries {
+            var seen: [(kind: Int, number: Double?, text: [UInt8]?)] = []
+            for value in entry.values[attribute] ?? [] {
+                let stored = (kind: value.kindCode, number: value.numberColumn, text: value.textColumn.map { Array($0.utf8) })
+                guard !seen.contains(where: { $0.kind == stored.kind && $0.number == stored.number && $0.text == stored.text }) else { continue }
+                seen.append(stored)
+                let rendered = switch value {
+                case .string(let text): text
+                case .date(let date): date.formatted(Date.ISO8601FormatStyle())
+                case .number(let number): number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+                }
+                counts[rendered, default: 0] += 1
+            }
+        }
+        return counts
+    }
+
+    @Test("words alone and places alone, lookups then a column read mid-search, kept, and read again after each write")
+    func againstBruteForce() throws {
+        let path = IndexFixtures.temporaryDirectory().appendingPathComponent("fc.searchindex").path
+        let writer = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        var generator = SeededGenerator(seed: 2026)
+        var entries: [Int: Entry] = [:]
+        func randomEntry() throws -> Entry {
+            Entry(words: Set((0..<Int.random(in: 1...3, using: &generator)).map { _ in Self.vocabulary.randomElement(using: &generator) ?? "" }),
+                  entity: Bool.random(using: &generator) ? "Place" : "Harbour", values: Self.values(&generator),
+                  place: Int.random(in: 0..<4, using: &generator) == 0 ? nil
+                      : try Coordinate(latitude: Double.random(in: -10...10, using: &generator), longitude: Double.random(in: -10...10, using: &generator)))
+        }
+        for key in 1...900 { entries[key] = try randomEntry() }
+        var token: Int64 = 1
+        try writer.apply(IndexBatch(upserts: entries.map { Self.item($0.key, $0.value) }, checkpoint: IndexFixtures.checkpoint(token)))
+        let reader = try SearchIndex(path: path, mode: .readOnly)
+
+        var columnsCounted = 0
+        for step in 0..<90 {
+            if step % 15 == 14 {
+                // A write: values changed (the column of the snapshot before would count the old ones), items gone
+                // (gaps in the ids) and new ones.
+                var upserts: [IndexedItem] = [], deletes: [String] = []
+                for key in entries.keys.sorted() where Int.random(in: 0..<6, using: &generator) == 0 {
+                    entries[key]?.values = Self.values(&generator)
+                    if let entry = entries[key] { upserts.append(Self.item(key, entry)) }
+                }
+                for key in entries.keys.sorted() where Int.random(in: 0..<20, using: &generator) == 0 {
+                    if let entry = entries.removeValue(forKey: key) { deletes.append(Self.item(key, entry).uri) }
+                }
+                let next = (entries.keys.max() ?? 0) + 1
+                for key in next..<(next + 40) {
+                    entries[key] = try randomEntry()
+                    if let entry = entries[key] { upserts.append(Self.item(key, entry)) }
+                }
+                token += 1
+                try writer.apply(IndexBatch(upserts: upserts, deletes: deletes, checkpoint: IndexFixtures.checkpoint(token)))
+            }
+            let index = step % 3 == 0 ? writer : reader
+            var request = SearchRequest(limit: 5)
+            request.typoTolerance = false
+            let matching: [Entry]
+            if step % 4 == 3 {
+                // A place alone: the facets count the hits' ids.
+                let (low, high) = (Double.random(in: -10...0, using: &generator), Double.random(in: 0...10, using: &generator))
+                request.boundingBox = try BoundingBox(minLatitude: low, minLongitude: low, maxLatitude: high, maxLongitude: high)
+                request.limit = 2_000
+                matching = entries.values.filter { entry in
+                    guard let place = entry.place else { return false }
+                    return (low...high).contains(place.latitude) && (low...high).contains(place.longitude)
+                }
+            } else {
+                let words = Array(Self.vocabulary.shuffled(using: &generator).prefix(Int.random(in: 1...2, using: &generator)))
+                request.query = words.joined(separator: " OR ")
+                // An entity or attribute filter leaves the planner's estimate an overestimate: such a facet looks
+                // matches up until the column would have paid, then reads it and counts the rest from it.
+                if step % 5 == 2 { request.entities = ["Harbour"] }
+                if step % 5 == 4 { request.filter = "n > 2" }
+                matching = entries.values.filter { entry in
+                    !entry.words.isDisjoint(with: words) && (request.entities.isEmpty || entry.entity == "Harbour")
+                        && (request.filter == nil || (entry.values["n"] ?? []).contains { ($0.numberColumn ?? 0) > 2 })
+                }
+            }
+            request.facets = Self.attributes
+            request.countsTotal = true
+            let statements = try index.explain(request).statements.map(\.sql)
+            if statements.contains(where: { $0.hasPrefix("SELECT items_fts.rowid ") }) { columnsCounted += 1 }
+            let results = try index.search(request)
+            #expect(results.total == matching.count, "step \(step)")
+            for (attribute, facet) in zip(Self.attributes, results.facets) {
+                #expect(facet.name == attribute)
+                #expect(Dictionary(uniqueKeysWithValues: facet.values.map { ($0.value, $0.count) }) == Self.expected(attribute, matching),
+                        "step \(step): \(request.query ?? "a box") \(request.entities) \(request.filter ?? "") by \(attribute)")
+            }
+        }
+        // The column path ran, on both connections, more than once.
+        #expect(columnsCounted > 10)
+    }
+
+    @Test("a search that keeps nothing looks every match up, and gives the counts a kept column gives")
+    func withoutKeeping() throws {
+        let path = IndexFixtures.temporaryDirectory().appendingPathComponent("fk.searchindex").path
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        var generator = SeededGenerator(seed: 7)
+        let items = (1...600).map { key in
+            Self.item(key, Entry(words: [Self.vocabulary[key % Self.vocabulary.count], "common"], entity: "Place", values: Self.values(&generator)))
+        }
+        try index.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
+        var request = SearchRequest(query: "common")
+        request.typoTolerance = false
+        request.facets = Self.attributes
+        let parsed = try SearchIndex.validate(request)
+        let (lookedUp, statements) = try index.read { db in
+            let results = try SearchIndex.search(request, parsed: parsed, itemSets: nil, db: db)
+            let explanation = try SearchIndex.explain(request, parsed: parsed, itemSets: nil, db: db)
+            return (results.facets, explanation.statements.map(\.sql))
+        }
+        #expect(!statements.contains { $0.contains("item_attributes_by_number WHERE name = ?") }, "no column read without a place to keep it")
+        for round in 0..<3 {
+            #expect(try index.search(request).facets == lookedUp, "round \(round)")
+        }
+        #expect(try index.explain(request).statements.contains { $0.sql.hasPrefix("SELECT items_fts.rowid ") }, "counted from the kept column")
+    }
+}
