@@ -19,10 +19,11 @@ struct FacetColumnTests {
     static let attributes = ["tag", "n", "mixed"]
 
     /// A random value of each attribute: tags repeat within an item and come in two normalizations of one
-    /// letter and two cases; `mixed` holds a number, a date or a text that all render alike.
+    /// letter and two cases; `mixed` holds numbers, dates and texts: the number 1 and the text "1" render alike,
+    /// the date 1 s after 2001 is stored as the number 1 of another kind, and -0 and 0 are one number.
     static func values(_ generator: inout SeededGenerator) -> [String: [FilterValue]] {
         let tags = ["red", "Red", "caf\u{E9}", "cafe\u{301}", "green", "blue"]
-        let mixed: [FilterValue] = [.number(1), .string("1"), .date(Date(timeIntervalSinceReferenceDate: 1)), .number(-0.0), .number(2.5),
+        let mixed: [FilterValue] = [.number(1), .string("1"), .date(Date(timeIntervalSinceReferenceDate: 1)), .number(-0.0), .number(0), .number(2.5),
                                     .date(Date(timeIntervalSinceReferenceDate: 86_400))]
         return [
             "tag": (0..<Int.random(in: 0...4, using: &generator)).map { _ in .string(tags.randomElement(using: &generator) ?? "") },
@@ -57,6 +58,51 @@ struct FacetColumnTests {
         return counts
     }
 
+    /// How a facet was counted.
+    enum Path: Hashable {
+        /// Every match looked up.
+        case lookedUp
+        /// Looked up until the lookups would have paid for the column, then the column read and the rest counted from it.
+        case midway
+        /// The column read before any lookup.
+        case readFirst
+        /// From the column kept by an earlier search.
+        case kept
+    }
+
+    /// The total and each facet of `request` as a search counts them, on the index's own connection and its kept
+    /// columns, each facet with the path it took (read from its statements).
+    static func recordedFacets(_ index: SearchIndex, _ request: SearchRequest) throws -> (total: Int?, facets: [(Facet, Path)]) {
+        let parsed = try SearchIndex.validate(request)
+        return try index.read { db in
+            let predicate = try SearchIndex.predicate(of: request, db: db)
+            let request = try SearchIndex.withEntityKinds(request, db: db)
+            // Facets count typo matches too.
+            let parsed = try parsed.map { request.typoTolerance ? try Search.expanded($0, db: db) : $0 }
+            var total: Int?
+            var facets: [(Facet, Path)] = []
+            for attribute in request.facets {
+                var one = request.unpaged
+                one.facets = [attribute]
+                var search = Search(db: db, request: one, parsed: parsed, predicate: predicate, itemSets: index.filterItemSets, recordsStatements: true)
+                let counted = try search.totalAndFacets()
+                total = counted.total
+                let statements = search.statements.map(\.sql)
+                // (A filter probes the same index in a subquery: the lookups are the join.)
+                let lookedUp = statements.contains { $0.contains("JOIN item_attributes a INDEXED BY item_attributes_by_item") || $0.contains("COUNT(DISTINCT item_id)") }
+                let read = statements.contains { $0.contains("INDEXED BY item_attributes_by_number") }
+                let path: Path = switch (lookedUp, read) {
+                case (true, false): .lookedUp
+                case (true, true): .midway
+                case (false, true): .readFirst
+                case (false, false): .kept
+                }
+                facets += counted.facets.map { ($0, path) }
+            }
+            return (total, facets)
+        }
+    }
+
     @Test("words alone and places alone, lookups then a column read mid-search, kept, and read again after each write")
     func againstBruteForce() throws {
         let path = IndexFixtures.temporaryDirectory().appendingPathComponent("fc.searchindex").path
@@ -74,7 +120,7 @@ struct FacetColumnTests {
         try writer.apply(IndexBatch(upserts: entries.map { Self.item($0.key, $0.value) }, checkpoint: IndexFixtures.checkpoint(token)))
         let reader = try SearchIndex(path: path, mode: .readOnly)
 
-        var columnsCounted = 0
+        var paths: [Path: Int] = [:]
         for step in 0..<90 {
             if step % 15 == 14 {
                 // A write: values changed (the column of the snapshot before would count the old ones), items gone
@@ -95,6 +141,7 @@ struct FacetColumnTests {
                 token += 1
                 try writer.apply(IndexBatch(upserts: upserts, deletes: deletes, checkpoint: IndexFixtures.checkpoint(token)))
             }
+            // The writing index's searches run on its reader connections: a connection each, keeping its own.
             let index = step % 3 == 0 ? writer : reader
             var request = SearchRequest(limit: 5)
             request.typoTolerance = false
@@ -122,18 +169,79 @@ struct FacetColumnTests {
             }
             request.facets = Self.attributes
             request.countsTotal = true
-            let statements = try index.explain(request).statements.map(\.sql)
-            if statements.contains(where: { $0.hasPrefix("SELECT items_fts.rowid ") }) { columnsCounted += 1 }
-            let results = try index.search(request)
-            #expect(results.total == matching.count, "step \(step)")
-            for (attribute, facet) in zip(Self.attributes, results.facets) {
+            let label = "step \(step): \(request.query ?? "a box") \(request.entities) \(request.filter ?? "")"
+            // Counted with each facet's path known, then by the search itself (which may take another path).
+            let recorded = try Self.recordedFacets(index, request)
+            #expect(recorded.total == matching.count, "\(label)")
+            for (attribute, (facet, path)) in zip(Self.attributes, recorded.facets) {
+                paths[path, default: 0] += 1
                 #expect(facet.name == attribute)
                 #expect(Dictionary(uniqueKeysWithValues: facet.values.map { ($0.value, $0.count) }) == Self.expected(attribute, matching),
-                        "step \(step): \(request.query ?? "a box") \(request.entities) \(request.filter ?? "") by \(attribute)")
+                        "\(label) by \(attribute), \(path)")
+            }
+            let results = try index.search(request)
+            #expect(results.total == matching.count, "\(label)")
+            for (attribute, facet) in zip(Self.attributes, results.facets) {
+                #expect(Dictionary(uniqueKeysWithValues: facet.values.map { ($0.value, $0.count) }) == Self.expected(attribute, matching),
+                        "\(label) by \(attribute), searched")
             }
         }
-        // The column path ran, on both connections, more than once.
-        #expect(columnsCounted > 10)
+        // Every path but the stop midway (which `stopsMidway` makes sure of) ran, several times.
+        for path in [Path.lookedUp, .readFirst, .kept] { #expect(paths[path, default: 0] >= 3, "\(path): \(paths)") }
+    }
+
+    @Test("a filtered facet looks matches up until the column would have paid, reads it and counts the rest from it",
+          arguments: [(nil, "n >= 0"), ("Harbour", nil)] as [(String?, String?)])
+    func stopsMidway(entity: String?, filter: String?) throws {
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("fm.searchindex").path,
+                                    mode: .readWrite(permissions: nil))
+        var generator = SeededGenerator(seed: 11)
+        var entries: [Entry] = []
+        for _ in 1...2_000 {
+            var values = Self.values(&generator)
+            values["n"] = [.number(Double(Int.random(in: 0..<6, using: &generator)))]
+            entries.append(Entry(words: ["common"], entity: Bool.random(using: &generator) ? "Place" : "Harbour", values: values))
+        }
+        try index.apply(IndexBatch(upserts: entries.enumerated().map { Self.item($0.offset + 1, $0.element) }, checkpoint: IndexFixtures.checkpoint(1)))
+        var request = SearchRequest(query: "common")
+        request.typoTolerance = false
+        request.entities = entity.map { [$0] } ?? []
+        request.filter = filter
+        request.facets = Self.attributes
+        let matching = entries.filter { entity == nil || $0.entity == entity }
+        // Every facet stops midway on a fresh connection (about 445 lookups pay for 2,000 ids), the next search
+        // counts from the columns kept.
+        for expected in [Path.midway, .kept] {
+            for (attribute, (facet, path)) in zip(Self.attributes, try Self.recordedFacets(index, request).facets) {
+                #expect(path == expected, "\(attribute)")
+                #expect(Dictionary(uniqueKeysWithValues: facet.values.map { ($0.value, $0.count) }) == Self.expected(attribute, matching), "\(attribute), \(path)")
+            }
+        }
+    }
+
+    @Test("an attribute with a value per item: its column counts a few matches without an array of every value")
+    func manyValues() throws {
+        let index = try SearchIndex(path: IndexFixtures.temporaryDirectory().appendingPathComponent("fv.searchindex").path,
+                                    mode: .readWrite(permissions: nil))
+        // 9,000 codes, one an item; every 1,000th item also `rare`, and holds a second code that another item holds.
+        let items = (1...9_000).map { (key: Int) -> IndexedItem in
+            let rare = key % 1_000 == 0
+            let codes: [FilterValue] = rare ? [.string("c\(key)"), .string("c\(key - 1)")] : [.string("c\(key)")]
+            return IndexedItem(uri: "x-coredata://FC/Place/p\(key)", entity: "Place", displayName: rare ? "common rare" : "common", attributes: ["code": codes])
+        }
+        try index.apply(IndexBatch(upserts: items, checkpoint: IndexFixtures.checkpoint(1)))
+        for (word, path) in [("common", Path.readFirst), ("rare", .kept), ("common", .kept)] {
+            var request = SearchRequest(query: word)
+            request.typoTolerance = false
+            request.facets = ["code"]
+            var expected: [String: Int] = [:]
+            for item in items where item.displayName.split(separator: " ").contains(Substring(word)) {
+                for value in item.attributes["code"] ?? [] { expected[value.textColumn ?? "", default: 0] += 1 }
+            }
+            let (facet, taken) = try #require(try Self.recordedFacets(index, request).facets.first)
+            #expect(taken == path, "\(word)")
+            #expect(Dictionary(uniqueKeysWithValues: facet.values.map { ($0.value, $0.count) }) == expected, "\(word)")
+        }
     }
 
     @Test("a search that keeps nothing looks every match up, and gives the counts a kept column gives")

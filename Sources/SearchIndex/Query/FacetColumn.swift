@@ -4,9 +4,9 @@ import GRDBSQLite
 /// The values of one filter attribute, item by item, read once from the attribute indexes: a facet over many
 /// matches counts them here instead of looking each match up in `item_attributes_by_item`.
 ///
-/// Looking a match up costs about 0.45 µs (`city`'s 63,684 matches: 37 ms at 939,632 places, where walking its
-/// doclist takes 4); reading the column costs about 0.1 µs an item, once. A connection reads it once its
-/// facets' lookups would have paid for the read (``FilterItemSets``), and keeps it while nothing is written.
+/// Looking a match up costs 0.5–0.9 µs (`city`'s 63,684 matches: 37 ms at 939,632 places, where walking its
+/// doclist takes 4); reading the column costs 0.1–0.2 µs an item, once. A connection reads it once its
+/// facets' lookups would have paid for the read (``FilterItemSets``), and keeps it for the snapshot it read.
 struct FacetColumn: Sendable {
     /// One value as the index stores it: `kind` 0 text, 1 number, 2 date (seconds since 2001).
     struct Value: Sendable, Hashable {
@@ -40,8 +40,10 @@ struct FacetColumn: Sendable {
     /// The largest item id a column is read for: its array (4 bytes an id) stays within the kept items' budget.
     static let mostItemIDs = Int64(2 * FilterItemSets.mostKeptIDs)
 
-    /// What the column takes of ``FilterItemSets``' budget, in ids (8 bytes each).
-    var keptSize: Int { (ordinals.count + 1) / 2 + more.values.reduce(0) { $0 + 2 + $1.count / 2 } }
+    /// What the column takes of ``FilterItemSets``' budget, in ids (8 bytes each): its array, the values (an
+    /// attribute with a value per item, a postcode, holds more in them than in the array) and the items holding
+    /// several, each with a dictionary slot and an array of its own.
+    let keptSize: Int
 
     /// The statements ``read(_:maxID:db:)`` runs, each with the attribute's name: every value kept by the writer
     /// is a number (or date) or a text, never neither.
@@ -62,6 +64,7 @@ struct FacetColumn: Sendable {
             let statement = try db.cachedStatement(sql: sql)
             try statement.setArguments([name])
             let handle = statement.sqliteStatement
+            defer { sqlite3_reset(handle) }  // a statement left stepping would hold its snapshot open
             // Rows come value by value, each value's items in id order: a new value starts where one differs
             // (compared as stored, without making a string of each row's), and an item holding a value twice
             // comes twice in a row.
@@ -93,24 +96,54 @@ struct FacetColumn: Sendable {
         return FacetColumn(values: values, ordinals: ordinals, more: more)
     }
 
-    /// Counts of items per value, to be added to with ``count(_:into:)``.
-    func emptyCounts() -> [Int] { [Int](repeating: 0, count: values.count + 1) }
+    private init(values: [Value], ordinals: [UInt32], more: [Int64: [UInt32]]) {
+        self.values = values
+        self.ordinals = ordinals
+        self.more = more
+        let bytes = 4 * ordinals.count + values.reduce(0) { $0 + MemoryLayout<Value>.stride + ($1.text?.utf8.count ?? 0) }
+            + more.values.reduce(0) { $0 + 64 + 4 * $1.count }
+        keptSize = (bytes + 7) / 8
+    }
+
+    /// Counts of items per value, to be added to with ``count(_:into:)``: an array when the values are few, a
+    /// dictionary when they are many (a search of three matches should not allocate and read an array of every
+    /// postcode).
+    struct Counts {
+        fileprivate var dense: [Int]
+        fileprivate var sparse: [UInt32: Int] = [:]
+    }
+
+    /// The most values counted in an array (64 KB of counts).
+    private static let mostDenseValues = 8_192
+
+    /// Counts of no item yet.
+    func emptyCounts() -> Counts {
+        Counts(dense: values.count <= Self.mostDenseValues ? [Int](repeating: 0, count: values.count + 1) : [])
+    }
 
     /// Counts the values of item `id` (each value once) into `counts`.
-    func count(_ id: Int64, into counts: inout [Int]) {
+    func count(_ id: Int64, into counts: inout Counts) {
         guard id >= 0, id < Int64(ordinals.count) else { return }
         let ordinal = ordinals[Int(id)]
         if ordinal == Self.several {
-            for value in more[id] ?? [] { counts[Int(value)] += 1 }
-        } else {
-            counts[Int(ordinal)] += 1  // 0: none, not reported
+            for value in more[id] ?? [] { add(value, to: &counts) }
+        } else if ordinal != 0 {  // 0: none
+            add(ordinal, to: &counts)
         }
     }
 
-    /// The facet of counts made by ``count(_:into:)``, to be added to counts made otherwise.
-    func groups(_ counts: [Int]) -> [(kind: Int, number: Double?, text: String?, items: Int)] {
-        zip(values, counts.dropFirst()).compactMap { value, items in
-            items > 0 ? (kind: Int(value.kind), number: value.number, text: value.text, items: items) : nil
+    private func add(_ ordinal: UInt32, to counts: inout Counts) {
+        if counts.dense.isEmpty { counts.sparse[ordinal, default: 0] += 1 } else { counts.dense[Int(ordinal)] += 1 }
+    }
+
+    /// The facet's groups from counts made by ``count(_:into:)``, to be added to groups counted otherwise.
+    func groups(_ counts: Counts) -> [(kind: Int, number: Double?, text: String?, items: Int)] {
+        let counted: [(ordinal: Int, items: Int)] = counts.dense.isEmpty
+            ? counts.sparse.map { (Int($0.key), $0.value) }
+            : counts.dense.indices.dropFirst().compactMap { counts.dense[$0] > 0 ? ($0, counts.dense[$0]) : nil }
+        return counted.map { ordinal, items in
+            let value = values[ordinal - 1]
+            return (kind: Int(value.kind), number: value.number, text: value.text, items: items)
         }
     }
 }

@@ -185,14 +185,16 @@ final class FilterItemSets: Sendable {
         keep(.ids(ids), for: key, db: db, version: version)
     }
 
-    /// Keeps a facet column for `key`, making room as for ids.
-    func keep(_ column: FacetColumn, for key: String, db: Database, version: Version) {
+    /// Keeps a facet column for `key`, making room as for ids; false when it is too large to keep.
+    @discardableResult
+    func keep(_ column: FacetColumn, for key: String, db: Database, version: Version) -> Bool {
         keep(.column(column), for: key, db: db, version: version)
     }
 
-    private func keep(_ content: Kept.Content, for key: String, db: Database, version: Version) {
+    @discardableResult
+    private func keep(_ content: Kept.Content, for key: String, db: Database, version: Version) -> Bool {
         let kept = Kept(content: content, lastUse: 0)
-        guard kept.size <= Self.mostKeptIDs else { return }
+        guard kept.size <= Self.mostKeptIDs else { return false }
         state.withLock { state in
             state.keptIDs -= state.update(db, at: version) { connection in
                 connection.spent[key] = nil
@@ -211,5 +213,6 @@ final class FilterItemSets: Sendable {
             state.update(db, at: version) { $0.sets[key] = Kept(content: content, lastUse: now) }
             state.keptIDs += kept.size
         }
+        return true
     }
 }

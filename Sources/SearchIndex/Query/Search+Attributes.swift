@@ -99,33 +99,34 @@ extension Search {
     /// 13 ms scan for `city` at 940k items.
     ///
     /// Once the lookups this connection spent on the attribute would have read its column, the column is read
-    /// (``FacetColumn``) and the matches left are counted from it, their row ids alone read from FTS5.
+    /// (``FacetColumn``) and the matches left are counted from it, their row ids alone read from FTS5: first,
+    /// when the matches are known to be that many, or midway.
     mutating func facet(_ name: String, expression: String) throws -> Facet {
         let access = try facetColumnAccess(name)
-        var column = access.flatMap(keptFacetColumn)
-        var groups: [(kind: Int, number: Double?, text: String?, items: Int)] = []
+        var groups: [FacetGroup] = []
+        // Where the matches left to count from the column start (all of them: nil).
         var rest: Int64?
-        if column == nil, let access, let budget = itemSets?.lookupsLeft(beforeReading: Int(access.maxID) + 1, on: access.key, db: db, version: access.version),
-           predicate == nil, request.entities.isEmpty, let parsed, try (matchEstimate ?? estimate(parsed)) >= budget {
-            // More matches than the lookups left (the planner's estimate, from the leader lists' counts when they
-            // have some): reading the column first costs less than looking them up (`Europa` with its expansions,
-            // 408,720 matches at 940k items: 260 ms looked up).
-            column = try readFacetColumn(access)
-        }
-        if column == nil {
-            let budget = access.map { itemSets?.lookupsLeft(beforeReading: Int($0.maxID) + 1, on: $0.key, db: db, version: $0.version) ?? Int.max }
-            let looked = try lookUpFacet(name, expression: expression, from: nil, budget: budget ?? Int.max)
-            groups = looked.groups
-            if let access { _ = itemSets?.spend(Double(looked.items) * FilterItemSets.probeCost, atLeast: 0, on: access.key, db: db, version: access.version) }
-            guard let stop = looked.stop, let access else { return Facet(name, groups: groups) }
-            column = try readFacetColumn(access)
-            rest = stop
-            if column == nil {
-                groups += try lookUpFacet(name, expression: expression, from: stop, budget: Int.max).groups
-                return Facet(name, groups: groups)
+        var column = access.flatMap(keptFacetColumn)
+        if column == nil, let access {
+            let budget = itemSets?.lookupsLeft(beforeReading: Int(access.maxID) + 1, on: access.key, db: db, version: access.version) ?? Int.max
+            if try matchesExceed(budget) {
+                // Reading the column first costs less than looking the matches up (`Europa` with its expansions,
+                // 408,720 matches at 940k items: 260 ms looked up).
+                column = try readFacetColumn(access)
+            } else {
+                let looked = try lookUpFacet(name, expression: expression, from: nil, budget: budget)
+                groups = looked.groups
+                _ = itemSets?.spend(Double(looked.matches) * FilterItemSets.probeCost, atLeast: 0, on: access.key, db: db, version: access.version)
+                guard let stop = looked.stop else { return Facet(name, groups: groups) }
+                rest = stop
+                column = try readFacetColumn(access)
             }
         }
-        guard let column else { return Facet(name, groups: groups) }
+        guard let column else {
+            // No column: every match (left) looked up.
+            groups += try lookUpFacet(name, expression: expression, from: rest, budget: Int.max).groups
+            return Facet(name, groups: groups)
+        }
         let (from, arguments) = facetMatches(expression, from: rest)
         let sql = "SELECT items_fts.rowid \(from)"
         record(sql, arguments)
@@ -135,6 +136,18 @@ extension Search {
         var counts = column.emptyCounts()
         while try SQLiteCall.step(handle, db: db) { column.count(sqlite3_column_int64(handle, 0), into: &counts) }
         return Facet(name, groups: groups + column.groups(counts))
+    }
+
+    /// One value's count: `(kind, number, text, items)`, the kind as the index stores it.
+    typealias FacetGroup = (kind: Int, number: Double?, text: String?, items: Int)
+
+    /// Whether the words' matches are known to be more than `count`: the planner's estimate (exact from the
+    /// leader lists' counts when each alternative has one), trusted only with no filter, which it leaves out.
+    private mutating func matchesExceed(_ count: Int) throws -> Bool {
+        guard predicate == nil, request.entities.isEmpty, let parsed else { return false }
+        let matches = try matchEstimate ?? estimate(parsed)
+        matchEstimate = matches
+        return matches >= count
     }
 
     /// The `FROM … WHERE …` of a words-only facet's matches from row id `first` on, FTS5 joined to `joined`
@@ -153,68 +166,85 @@ extension Search {
     /// `item_attributes_by_item`, stopping before the match after `budget` of them.
     /// Returns the counts, the matches looked up and the row id of the first match left (nil: none left).
     private mutating func lookUpFacet(_ name: String, expression: String, from first: Int64?, budget: Int) throws
-        -> (groups: [(kind: Int, number: Double?, text: String?, items: Int)], items: Int, stop: Int64?) {
-        // An item's rows come together, in value order: a value an item holds twice is told from the row before.
-        let attributes = " CROSS JOIN item_attributes a INDEXED BY item_attributes_by_item ON a.item_id = items_fts.rowid AND a.name = ?"
+        -> (groups: [FacetGroup], matches: Int, stop: Int64?) {
+        // A LEFT JOIN, so that a match without the attribute is counted as looked up too (its lookup costs the
+        // same). FTS5 stays outside: an item's rows come together, in value order, and a value an item holds
+        // twice is told from the row before.
+        let attributes = " LEFT JOIN item_attributes a INDEXED BY item_attributes_by_item ON a.item_id = items_fts.rowid AND a.name = ?"
         let (from, arguments) = facetMatches(expression, from: first, joining: (attributes, [name]))
-        let sql = "SELECT a.item_id, a.kind, a.number, a.text \(from)"
+        let sql = "SELECT items_fts.rowid, a.kind, a.number, a.text \(from)"
         record(sql, arguments)
         var counts: [FacetColumn.Value: Int] = [:]
-        var last: (item: Int64, value: FacetColumn.Value)?
-        var items = 0
+        var last: (item: Int64, value: FacetColumn.Value?)?
+        var matches = 0
         let statement = try db.cachedStatement(sql: sql)
         try statement.setArguments(arguments)
         let handle = statement.sqliteStatement
+        // Stopped at the budget, the statement would hold its snapshot open until its next use.
+        defer { sqlite3_reset(handle) }
+        func groups() -> [FacetGroup] { counts.map { (kind: Int($0.key.kind), number: $0.key.number, text: $0.key.text, items: $0.value) } }
         while try SQLiteCall.step(handle, db: db) {
             let item = sqlite3_column_int64(handle, 0)
-            let value = FacetColumn.Value(kind: sqlite3_column_int64(handle, 1), number: SQLiteCall.optionalDouble(handle, 2),
-                                          text: sqlite3_column_type(handle, 3) == SQLITE_NULL ? nil : SQLiteCall.text(handle, 3))
+            let value = sqlite3_column_type(handle, 1) == SQLITE_NULL ? nil
+                : FacetColumn.Value(kind: sqlite3_column_int64(handle, 1), number: SQLiteCall.optionalDouble(handle, 2),
+                                    text: sqlite3_column_type(handle, 3) == SQLITE_NULL ? nil : SQLiteCall.text(handle, 3))
             if let last, last.item == item {
-                if last.value.isStored(as: value) { continue }
+                if let value, let previous = last.value, previous.isStored(as: value) { continue }
             } else {
-                if items == budget { return (Self.groups(counts), items, item) }
-                items += 1
+                if matches == budget { return (groups(), matches, item) }
+                matches += 1
             }
             last = (item, value)
-            counts[value, default: 0] += 1
+            if let value { counts[value, default: 0] += 1 }
         }
-        return (Self.groups(counts), items, nil)
-    }
-
-    private static func groups(_ counts: [FacetColumn.Value: Int]) -> [(kind: Int, number: Double?, text: String?, items: Int)] {
-        counts.map { (kind: Int($0.key.kind), number: $0.key.number, text: $0.key.text, items: $0.value) }
+        return (groups(), matches, nil)
     }
 
     /// Where a facet column of attribute `name` is kept on this connection; nil when the search keeps nothing,
     /// the index is empty or its ids reach past ``FacetColumn/mostItemIDs``.
-    private func facetColumnAccess(_ name: String) throws -> (key: String, version: FilterItemSets.Version, maxID: Int64)? {
+    private func facetColumnAccess(_ name: String) throws -> FacetColumnAccess? {
         guard itemSets != nil, let maxID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM items")),
               maxID <= FacetColumn.mostItemIDs else { return nil }
-        return ("facet column \(name)", try FilterItemSets.Version(db), maxID)
+        return FacetColumnAccess(name: name, version: try FilterItemSets.Version(db), maxID: maxID)
     }
 
-    private func keptFacetColumn(_ access: (key: String, version: FilterItemSets.Version, maxID: Int64)) -> FacetColumn? {
+    /// A facet column's place among what a connection keeps, for the snapshot searched.
+    struct FacetColumnAccess {
+        var name: String
+        var version: FilterItemSets.Version
+        /// The largest item id of the snapshot: the column's size, and what reading it is priced at.
+        var maxID: Int64
+
+        /// Its key among the connection's kept sets (which never begin with `facet column `).
+        var key: String { "facet column \(name)" }
+    }
+
+    /// The column this connection kept for the attribute at this snapshot, if any.
+    private func keptFacetColumn(_ access: FacetColumnAccess) -> FacetColumn? {
         itemSets?.column(for: access.key, db: db, version: access.version)
     }
 
     /// The attribute's column for a facet about to look up `rows` items: the one kept, or read now when the
     /// connection's lookups, these included, would have paid for it; nil otherwise (the lookups are spent).
-    private mutating func facetColumn(_ access: (key: String, version: FilterItemSets.Version, maxID: Int64)?, lookingUp rows: Int) throws -> FacetColumn? {
+    private mutating func facetColumn(_ access: FacetColumnAccess?, lookingUp rows: Int) throws -> FacetColumn? {
         guard let access, let itemSets else { return nil }
         if let kept = keptFacetColumn(access) { return kept }
         if itemSets.lookupsLeft(beforeReading: Int(access.maxID) + 1, on: access.key, db: db, version: access.version) <= rows {
-            if let column = try readFacetColumn(access) { return column }
+            return try readFacetColumn(access)
         }
         _ = itemSets.spend(Double(rows) * FilterItemSets.probeCost, atLeast: 0, on: access.key, db: db, version: access.version)
         return nil
     }
 
-    /// Reads the attribute's column and keeps it for the connection's next searches.
-    private mutating func readFacetColumn(_ access: (key: String, version: FilterItemSets.Version, maxID: Int64)) throws -> FacetColumn? {
-        let name = String(access.key.dropFirst("facet column ".count))
-        for sql in FacetColumn.statements { record(sql, [name]) }
-        guard let column = try FacetColumn.read(name, maxID: access.maxID, db: db) else { return nil }
-        itemSets?.keep(column, for: access.key, db: db, version: access.version)
+    /// Reads the attribute's column and keeps it for the connection's next searches. A column too large to keep
+    /// (values of many bytes, many items holding several) serves this search, and the connection looks up
+    /// that attribute's values from then on, until the index changes, rather than read it again and again.
+    private mutating func readFacetColumn(_ access: FacetColumnAccess) throws -> FacetColumn? {
+        for sql in FacetColumn.statements { record(sql, [access.name]) }
+        guard let column = try FacetColumn.read(access.name, maxID: access.maxID, db: db) else { return nil }
+        if itemSets?.keep(column, for: access.key, db: db, version: access.version) == false {
+            itemSets?.keepsMore(than: FilterItemSets.mostIDsPerSet, key: access.key, db: db, version: access.version)
+        }
         return column
     }
 

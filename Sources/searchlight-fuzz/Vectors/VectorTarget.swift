@@ -10,10 +10,14 @@ import GRDB
 /// document's vector, must be read without crashing (a clean error, or any answer), and the typo-neighbour
 /// check must read them too.
 enum VectorTarget {
+    /// This process's folder for the index.
+    static var folder: URL { FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-fuzz-vectors-\(getpid())") }
+
     static let index: SearchIndex = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("searchlight-fuzz-vectors-\(getpid())")
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            // libFuzzer ends a timed run with exit(): the folder goes then (every CI run left one in /tmp).
+            atexit { try? FileManager.default.removeItem(at: VectorTarget.folder) }
             let index = try SearchIndex(path: folder.appendingPathComponent("fuzz.searchindex").path, mode: .readWrite(permissions: nil))
             // Places enough that counts move the IDF, with identifiers, repeated parts and scripts ICU segments.
             let names = ["Roma Nord", "Rome", "a.a.a", "Santa Roma", "New_York", "san juan", "Città", "b b", "Porto", "deviceMigration", "東京都", "river.river"]
