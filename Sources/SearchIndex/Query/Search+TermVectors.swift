@@ -102,15 +102,16 @@ extension Search {
     /// Whether some place of the request's region (a radius or a box) may hold a typo neighbour of one of
     /// the plan's words: when none does, no typo expansion can match there, and the exact page is the page
     /// without walking the term dictionary. True without a region, and when reading the region's vectors
-    /// (≈ 0.7 µs a place) would cost more than the walk and the search again: at 940k items a 2-edit walk
-    /// of a long word makes thousands of seeks (5–6 ms), a 1-edit walk a few hundred (0.3 ms), and searching
-    /// again with the expansions takes 0.3–1.5 ms.
+    /// (≈ 0.7 µs a place, counted first at ≈ 0.1) would cost more than the walk and the search again: at 940k
+    /// items a walk takes 0.3–1.0 ms (one edit or two: a 2-edit walk probes its window in memory; it took
+    /// 5–6 ms in seeks, and `Henryville` within 50 km of a point in Germany read 4,599 vectors, 3.2 ms, to
+    /// spare a 0.3 ms walk), and searching again with the expansions takes 0.3–1.5 ms.
     mutating func regionMayHoldTypoNeighbours(of plan: TypoPlan) throws -> Bool {
         guard request.radius != nil || request.boundingBox != nil else { return true }
         // A prefix's expansions are prefixes of terms: the check would have to follow every term that starts
         // with one, which is the walk's work.
         guard !plan.words.contains(where: \.isPrefix) else { return true }
-        let walk = plan.words.reduce(0.0) { $0 + ($1.edits >= 2 ? 5_000 : 300) } + 500
+        let walk = Double(plan.words.count) * 1_000 + 500
         let places = Int(walk / 0.7)
         guard try countInRegion(cap: places + 1, radius: request.radius) <= places else { return true }
         guard let words = searchlight_typo_words_create() else { return true }
