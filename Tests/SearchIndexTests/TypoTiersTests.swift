@@ -357,6 +357,31 @@ struct TypoTiersTests {
         #expect(explained.statements.contains { $0.arguments.contains("each listed row that may lie in the region") }, "\(explained.statements.map(\.arguments))")
     }
 
+    @Test("within a dense region, a filter keeping few items has the words scored among them, not taken apart")
+    func fewFilteredItemsScoredWhole() throws {
+        // One item in 40 is `rare`: 300 of 12,000, most in the cluster.
+        let items = Self.denseItems(seed: 83).enumerated().map { position, item in
+            var item = item
+            item.attributes["rare"] = [.number(position % 40 == 0 ? 1 : 0)]
+            return item
+        }
+        let index = try Self.newIndex("tiers-rare-filter", items: items)
+        for (query, apart) in [("europa", SearchPlan.typoTiers), ("euroa OR europe", .frequentAlternative)] {
+            var request = SearchRequest(query: query, near: try Coordinate(latitude: 48, longitude: 2), radius: 30_000, limit: 20)
+            // The alternatives as typed, without expansions of their own.
+            request.typoTolerance = apart == .typoTiers
+            #expect(try index.explain(request).plan == apart, "\(query) unfiltered")
+            request.filter = "rare == 1"
+            let explained = try index.explain(request)
+            #expect(explained.plan != apart, "\(query) under a rare filter")
+            let among = try index.search(request)
+            request.usesTermLeaders = false
+            let whole = try index.search(request)
+            #expect(!among.hits.isEmpty)
+            #expect(among.hits.map { "\($0.uri) \($0.score) \($0.typos)" } == whole.hits.map { "\($0.uri) \($0.score) \($0.typos)" }, "\(query)")
+        }
+    }
+
     @Test("a tier's rows whose scores become equal once penalized are ordered by URI, as full scoring orders them")
     func penaltyTies() throws {
         // Two whole-value matches of `euroa`, ranks 1e12 and 1e12 + 1: their scores differ by a few ulps, and

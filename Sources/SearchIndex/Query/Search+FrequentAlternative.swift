@@ -13,8 +13,8 @@ extension Search {
     /// The page of the query's one group of alternatives (no typo expansions, no excluded terms) within the
     /// request's region, by relevance, taken apart. Nil when leader lists are off, the page is not ranked in SQL,
     /// the most frequent alternative has no placed list or is there twice (its rows score by both copies), the
-    /// others hold more than ``mostUnlistedRows`` rows, or the region holds fewer places than twice their rows
-    /// (or ``fewestPlacesApart``).
+    /// others hold more than ``mostUnlistedRows`` rows, the region holds fewer places than twice their rows
+    /// (or ``fewestPlacesApart``), or the filter keeps few items (``mostFilterItemsScoredWhole``).
     mutating func frequentAlternativePage(_ parsed: ParsedQuery) throws -> [Candidate]? {
         guard request.usesTermLeaders, ranksPageInSQL, request.radius != nil || request.boundingBox != nil,
               parsed.required.count == 1, parsed.required[0].count > 1, parsed.excluded.isEmpty, !parsed.hasExpansions else { return nil }
@@ -28,7 +28,7 @@ extension Search {
         // The rare rows are read from FTS5 twice (≈ 1 µs each in all), where scoring the group whole reads the
         // region's places (≈ 0.65 µs each): apart only when the region holds more.
         let worth = max(Self.fewestPlacesApart, 2 * rareRows)
-        guard try countInRegion(cap: worth, radius: request.radius) >= worth else { return nil }
+        guard try countInRegion(cap: worth, radius: request.radius) >= worth, try !filterKeepsFewItems() else { return nil }
 
         // The rare alternatives' rows in the region (under the request's filters), and the best of them scored by
         // the whole group.

@@ -151,8 +151,8 @@ extension Search {
     /// each tier's phrases searched alone in the region, as an exact query of their own that any plan may answer
     /// (one frequent expansion from its placed list), less the tier's penalty, the rows of the tiers before left
     /// out. Nil when the group has one tier, the query excludes terms (a word with exclusions has no list to
-    /// answer from), the region holds fewer than ``fewestPlacesApart`` places, or a tier's last row needed ties
-    /// with the next once penalized. `Europa` within 50 km of a
+    /// answer from), the region holds fewer than ``fewestPlacesApart`` places, the filter keeps few items
+    /// (``mostFilterItemsScoredWhole``), or a tier's last row needed ties with the next once penalized. `Europa` within 50 km of a
     /// point in Germany, whose expansion `europe` every place there holds (their time zone), scored them all:
     /// 7.7–9.2 ms at 940k items.
     ///
@@ -165,7 +165,8 @@ extension Search {
               parsed.excluded.isEmpty, let group = parsed.typoTieredGroup else { return nil }
         let alternatives = group.flatMap(\.alternatives)
         let tiers = Set(alternatives.map(\.edits)).sorted()
-        guard tiers.count > 1, try countInRegion(cap: Self.fewestPlacesApart, radius: request.radius) >= Self.fewestPlacesApart else { return nil }
+        guard tiers.count > 1, try countInRegion(cap: Self.fewestPlacesApart, radius: request.radius) >= Self.fewestPlacesApart,
+              try !filterKeepsFewItems() else { return nil }
         var found: [Candidate] = [], lowerIDs: Set<Int64> = []
         for edits in tiers {
             let wanted = needed - found.count
