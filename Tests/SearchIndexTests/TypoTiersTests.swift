@@ -333,7 +333,8 @@ struct TypoTiersTests {
         var plans: [SearchPlan: Int] = [:]
         for query in Self.queries + ["euroa OR europe", "sainte OR saint", "europe OR europa -city", "eurppe OR europe OR euroa"] {
             for region in regions {
-                for (limit, offset, filter) in [(1, 0, nil), (20, 0, nil), (20, 7, "tag == 1"), (64, 0, nil), (10, 30, "tag != 2")] {
+                // `tag == 1` keeps 4,000 items, few enough to score the words among them; `tag <= 1` keeps 8,000.
+                for (limit, offset, filter) in [(1, 0, nil), (20, 0, nil), (20, 7, "tag == 1"), (20, 3, "tag <= 1"), (64, 0, nil), (10, 30, "tag != 2")] {
                     var request = SearchRequest(query: query, limit: limit, offset: offset)
                     request.filter = filter
                     request.near = try region.near.map { try Coordinate(latitude: $0.0, longitude: $0.1) }
@@ -357,8 +358,9 @@ struct TypoTiersTests {
         #expect(explained.statements.contains { $0.arguments.contains("each listed row that may lie in the region") }, "\(explained.statements.map(\.arguments))")
     }
 
-    @Test("within a dense region, a filter keeping few items has the words scored among them, not taken apart")
-    func fewFilteredItemsScoredWhole() throws {
+    @Test("within a dense region, a filter keeping few items has the words scored among them, not taken apart",
+          arguments: ["rare == 1", "rare >= 1", "rare == 1 AND tag != 2"])
+    func fewFilteredItemsScoredWhole(filter: String) throws {
         // One item in 40 is `rare`: 300 of 12,000, most in the cluster.
         let items = Self.denseItems(seed: 83).enumerated().map { position, item in
             var item = item
@@ -371,14 +373,17 @@ struct TypoTiersTests {
             // The alternatives as typed, without expansions of their own.
             request.typoTolerance = apart == .typoTiers
             #expect(try index.explain(request).plan == apart, "\(query) unfiltered")
-            request.filter = "rare == 1"
+            // A filter keeping 8,000 items: still taken apart.
+            request.filter = "tag <= 1"
+            #expect(try index.explain(request).plan == apart, "\(query) under a filter keeping many")
+            request.filter = filter
             let explained = try index.explain(request)
-            #expect(explained.plan != apart, "\(query) under a rare filter")
+            #expect(explained.plan != apart, "\(query) under \(filter)")
             let among = try index.search(request)
             request.usesTermLeaders = false
             let whole = try index.search(request)
             #expect(!among.hits.isEmpty)
-            #expect(among.hits.map { "\($0.uri) \($0.score) \($0.typos)" } == whole.hits.map { "\($0.uri) \($0.score) \($0.typos)" }, "\(query)")
+            #expect(among.hits.map { "\($0.uri) \($0.score) \($0.typos)" } == whole.hits.map { "\($0.uri) \($0.score) \($0.typos)" }, "\(query) under \(filter)")
         }
     }
 

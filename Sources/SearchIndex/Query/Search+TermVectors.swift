@@ -101,18 +101,22 @@ extension Search {
 extension Search {
     /// Whether some place of the request's region (a radius or a box) may hold a typo neighbour of one of
     /// the plan's words: when none does, no typo expansion can match there, and the exact page is the page
-    /// without walking the term dictionary. True without a region, and when reading the region's vectors
-    /// (≈ 0.7 µs a place, counted first at ≈ 0.1) would cost more than the walk and the search again: at 940k
-    /// items a walk takes 0.3–1.0 ms (one edit or two: a 2-edit walk probes its window in memory; it took
-    /// 5–6 ms in seeks, and `Henryville` within 50 km of a point in Germany read 4,599 vectors, 3.2 ms, to
-    /// spare a 0.3 ms walk), and searching again with the expansions takes 0.3–1.5 ms.
+    /// without walking the term dictionary. True without a region, and when checking the region's places
+    /// would cost more than the walks and the search again. At 940k items:
+    /// - a place costs ≈ 0.1 µs to count and ≈ 0.7 to check, once for each word (every token is compared with
+    ///   every word);
+    /// - a walk takes 0.3–1.0 ms, one edit or two (a 2-edit walk probes its window in memory; it took 5–6 ms in
+    ///   seeks, and `Henryville` within 50 km of a point in Germany read 4,599 vectors, 3.2 ms, to spare a
+    ///   0.3 ms walk);
+    /// - searching again with the expansions takes 0.3–4 ms (`Barza` near Munich, tier by tier: 3.7).
     mutating func regionMayHoldTypoNeighbours(of plan: TypoPlan) throws -> Bool {
         guard request.radius != nil || request.boundingBox != nil else { return true }
         // A prefix's expansions are prefixes of terms: the check would have to follow every term that starts
         // with one, which is the walk's work.
         guard !plan.words.contains(where: \.isPrefix) else { return true }
-        let walk = Double(plan.words.count) * 1_000 + 500
-        let places = Int(walk / 0.7)
+        let wordCount = Double(plan.words.count)
+        // 3,125 places for one word, fewer for more (1,250 for very many).
+        let places = Int((wordCount * 1_000 + 1_500) / (0.8 * wordCount))
         guard try countInRegion(cap: places + 1, radius: request.radius) <= places else { return true }
         guard let words = searchlight_typo_words_create() else { return true }
         defer { searchlight_typo_words_free(words) }

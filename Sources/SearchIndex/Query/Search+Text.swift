@@ -133,16 +133,37 @@ extension Search {
 
     /// The most items a filter may keep for words within a region to be scored whole among them rather than
     /// taken apart, tier by tier or alternative by alternative: scoring the words' rows among them (≈ 0.65 µs
-    /// each) then costs less than a few searches of their own, each walking lists the filter thins out. `santa`
-    /// with `population > 1000000` (2,248 items) within 2,000 km of Łódź: 13.2 ms in tiers, 3.8 scored whole,
-    /// at 939,632 places.
+    /// each, besides the scan of their doclists) then costs less than a few searches of their own, each walking
+    /// lists the filter thins out. `santa` with `population > 1000000` (2,248 items) within 2,000 km of Łódź:
+    /// 13.2 ms in tiers, 3.8 scored whole, at 939,632 places.
     static let mostFilterItemsScoredWhole = 5_000
 
-    /// Whether the request's filter keeps at most ``mostFilterItemsScoredWhole`` items, as its driving comparison
-    /// reads them (``filterDrivenIDs(_:)``, which keeps them for the plan that scores the words among them).
+    /// Whether the filter's driving comparison (``FilterPredicate/drivingItems()``: an equality or a range, the
+    /// filter or a part of its top `AND`) keeps at most ``mostFilterItemsScoredWhole`` items. A range's rows are
+    /// counted, an equality's ids read, never more than one past the bound; ids read are kept for the
+    /// connection's searches, which then check rows against them. Nothing is spent (``FilterItemSets``): no
+    /// row was probed. Decided once per search.
     mutating func filterKeepsFewItems() throws -> Bool {
-        guard predicate != nil, let comparison = try drivingComparison(), let driven = try filterDrivenIDs(comparison) else { return false }
-        return driven.ids.count <= Self.mostFilterItemsScoredWhole
+        if let decided = keepsFewItems { return decided }
+        var few = false
+        if let comparison = try drivingComparison() {
+            let most = Self.mostFilterItemsScoredWhole
+            if let kept = keptIDs(comparison) {
+                few = kept.count <= most
+            } else if let count = comparison.items.count {
+                let sql = count.sql + " LIMIT \(most + 1))"
+                record(sql, count.arguments)
+                few = try Int.fetchOne(db.cachedStatement(sql: sql), arguments: count.arguments) ?? 0 <= most
+            } else {
+                let sql = comparison.items.sql + " LIMIT \(most + 1)"
+                record(sql, comparison.items.arguments)
+                let ids = try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: comparison.items.arguments)
+                few = ids.count <= most
+                if few, let itemSets, let version = comparison.version { itemSets.keep(ids.sorted(), for: comparison.key, db: db, version: version) }
+            }
+        }
+        keepsFewItems = few
+        return few
     }
 
     /// The filter's driving comparison (``FilterPredicate/drivingItems()``), with its key among a connection's

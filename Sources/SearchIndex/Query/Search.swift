@@ -19,6 +19,8 @@ struct Search {
     /// The planner's estimate of the query's matches, and the ranking's phrase plan with the lists' counts,
     /// once made.
     var matchEstimate: Int?, countedPlan: String?
+    /// Whether the filter keeps few items (``filterKeepsFewItems()``), once decided.
+    var keepsFewItems: Bool?
 
     init(db: Database, request: SearchRequest, parsed: ParsedQuery?, predicate: FilterPredicate? = nil, itemSets: FilterItemSets? = nil,
          recordsStatements: Bool = false) {
