@@ -108,7 +108,7 @@ extension Search {
         var rest: Int64?
         var column = access.flatMap(keptFacetColumn)
         if column == nil, let access {
-            let budget = itemSets?.lookupsLeft(beforeReading: Int(access.maxID) + 1, on: access.key, db: db, version: access.version) ?? Int.max
+            let budget = lookupsLeft(access)
             if try matchesExceed(budget) {
                 // Reading the column first costs less than looking the matches up (`Europa` with its expansions,
                 // 408,720 matches at 940k items: 260 ms looked up).
@@ -219,6 +219,12 @@ extension Search {
         var key: String { "facet column \(name)" }
     }
 
+    /// How many more matches this connection may look up before its lookups would have paid for reading the
+    /// column (one row an item id, the array it fills included).
+    private func lookupsLeft(_ access: FacetColumnAccess) -> Int {
+        itemSets?.lookupsLeft(beforeReading: Int(access.maxID) + 1, on: access.key, db: db, version: access.version) ?? Int.max
+    }
+
     /// The column this connection kept for the attribute at this snapshot, if any.
     private func keptFacetColumn(_ access: FacetColumnAccess) -> FacetColumn? {
         itemSets?.column(for: access.key, db: db, version: access.version)
@@ -229,7 +235,7 @@ extension Search {
     private mutating func facetColumn(_ access: FacetColumnAccess?, lookingUp rows: Int) throws -> FacetColumn? {
         guard let access, let itemSets else { return nil }
         if let kept = keptFacetColumn(access) { return kept }
-        if itemSets.lookupsLeft(beforeReading: Int(access.maxID) + 1, on: access.key, db: db, version: access.version) <= rows {
+        if lookupsLeft(access) <= rows {
             return try readFacetColumn(access)
         }
         _ = itemSets.spend(Double(rows) * FilterItemSets.probeCost, atLeast: 0, on: access.key, db: db, version: access.version)

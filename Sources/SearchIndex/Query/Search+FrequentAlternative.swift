@@ -47,6 +47,7 @@ extension Search {
         alone.limit = needed + (rareIDs.isEmpty ? 0 : try inRegion(rare + " AND " + members[frequent].expression).count)
         var search = Search(db: db, request: alone, parsed: ParsedQuery(required: [[members[frequent]]], excluded: []),
                             predicate: predicate, itemSets: itemSets, recordsStatements: recordsStatements)
+        search.keepsFewItems = keepsFewItems  // the same filter: decided once
         let frequentRows = try search.rankedPage()
         record(statementsOf: search)
         rows += frequentRows.filter { !rareIDs.contains($0.id) }

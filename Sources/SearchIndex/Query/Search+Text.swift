@@ -159,7 +159,7 @@ extension Search {
                 record(sql, comparison.items.arguments)
                 let ids = try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: comparison.items.arguments)
                 few = ids.count <= most
-                if few, let itemSets, let version = comparison.version { itemSets.keep(ids.sorted(), for: comparison.key, db: db, version: version) }
+                if few { _ = kept(ids.sorted(), key: comparison.key, version: comparison.version, isWholeFilter: false) }
             }
         }
         keepsFewItems = few

@@ -152,9 +152,9 @@ extension Search {
     /// (one frequent expansion from its placed list), less the tier's penalty, the rows of the tiers before left
     /// out. Nil when the group has one tier, the query excludes terms (a word with exclusions has no list to
     /// answer from), the region holds fewer than ``fewestPlacesApart`` places, the filter keeps few items
-    /// (``mostFilterItemsScoredWhole``), or a tier's last row needed ties with the next once penalized. `Europa` within 50 km of a
-    /// point in Germany, whose expansion `europe` every place there holds (their time zone), scored them all:
-    /// 7.7–9.2 ms at 940k items.
+    /// (``mostFilterItemsScoredWhole``), or a tier's last row needed ties with the next once penalized.
+    /// `Europa` within 50 km of a point in Germany, whose expansion `europe` every place there holds (their time
+    /// zone), scored them all: 7.7–9.2 ms at 940k items.
     ///
     /// A row of a tier holds no phrase of a tier before, so its best phrases are the tier's own: it scores what
     /// the tier's phrases score alone, less the tier's penalty, and every row of a tier before scores more. The
@@ -184,6 +184,7 @@ extension Search {
             }
             var tier = Search(db: db, request: tierRequest, parsed: ParsedQuery(required: [members], excluded: []),
                               predicate: predicate, itemSets: itemSets, recordsStatements: recordsStatements)
+            tier.keepsFewItems = keepsFewItems  // the same filter: decided once
             var rows = try tier.rankedPage()
             record(statementsOf: tier)
             rows.removeAll { lowerIDs.contains($0.id) }
