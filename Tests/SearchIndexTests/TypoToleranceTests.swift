@@ -153,7 +153,7 @@ struct TypoToleranceTests {
         let vocabulary = Set(words.map { Array(SearchTokenizer.tokens(in: $0)[0].text.unicodeScalars) }.filter { $0.count >= TermDictionary.minimumLength })
         #expect(Set(terms) == vocabulary)
         let alphabet = Array("abcdeoxж".unicodeScalars)
-        var checked = 0, windowsRead = 0
+        var checked = 0, windowsRead = 0, oneEditWindowsRead = 0
         for _ in 0..<200 {
             // A term with a random edit or two, or random letters.
             var query = terms.randomElement(using: &generator) ?? []
@@ -184,14 +184,16 @@ struct TypoToleranceTests {
                     }
                     #expect(try windowed.expansions(of: word, isPrefix: isPrefix, maximumEdits: edits, limit: .max) == all, "\(word)\(isPrefix ? "*" : "") within \(edits)")
                     guard !isPrefix else { continue }
-                    // This index's own window of a word (schema 16), read at once by first letter and length; the
-                    // index holds the terms two-edit windows need, and a shorter window is not read.
+                    // This index's own window of a word (schema 17), read at once by first letter and length; the
+                    // index holds every term of the dictionary (schema 19), and a window reaching shorter terms is
+                    // not read.
                     let read = try index.read { db in try TermDictionary.windowMatches(of: word, edits: edits, db: db) }
                     guard let read else {
                         #expect(window.shortest < TermDictionary.shortestWindowed, "\(word) within \(edits): no window")
                         continue
                     }
                     windowsRead += 1
+                    if edits == 1 { oneEditWindowsRead += 1 }
                     #expect(TypoExpansion.ranked(read, word: query, isPrefix: false, limit: .max) == all, "\(word) within \(edits), window")
                 }
                 if isPrefix {
@@ -217,6 +219,7 @@ struct TypoToleranceTests {
         #expect(checked > 100)
         // Not vacuous: long words read their windows.
         #expect(windowsRead > 50, "\(windowsRead) windows read")
+        #expect(oneEditWindowsRead > 50, "\(oneEditWindowsRead) one-edit windows read")
     }
 
     @Test("an index of schema 16 gains the typo dictionary's chunked windows when opened for writing; readers ask for that first")

@@ -200,6 +200,11 @@ extension SearchIndex {
                 \(SearchIndex.attributeValueIndexes)
                 """)
         }
+        migrator.registerMigration("v19") { db in
+            // The windows hold every term of the dictionary, not only those two-edit words reach: one-edit words
+            // read theirs too, where their walk made a seek per probe.
+            try TermDictionary.rebuildWindows(db)
+        }
         return migrator
     }
 
@@ -214,7 +219,7 @@ extension SearchIndex {
     package static let attributeItemIndex = "CREATE INDEX item_attributes_by_item ON item_attributes (item_id, name, kind, number, text);"
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 18
+    static let schemaVersion = 19
 
     /// Writes every item's term vector from its stored texts, tokenized as FTS5 tokenized them (schema 14).
     ///

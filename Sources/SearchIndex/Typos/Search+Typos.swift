@@ -28,8 +28,9 @@ extension Search {
     /// One word's expansions that match some item, at most the plan's per word.
     static func expansions(of word: TypoPlan.Word, plan: TypoPlan, db: Database) throws -> [TypoExpansion] {
         let found: [TypoExpansion]
-        if !word.isPrefix, word.edits >= 2, let matches = try TermDictionary.windowMatches(of: word.token, edits: word.edits, db: db) {
-            // Two edits: thousands of probes of the dictionary, where the word's window is read and measured at once.
+        if !word.isPrefix, let matches = try TermDictionary.windowMatches(of: word.token, edits: word.edits, db: db) {
+            // A seek per probe of the dictionary (hundreds for one edit, thousands for two), where the word's
+            // window is read in chunks and measured at once. A prefix's window holds every longer term: walked.
             found = TypoExpansion.ranked(matches, word: Array(word.token.unicodeScalars), isPrefix: false, limit: plan.candidatesPerWord)
         } else {
             var expander = TypoExpander(db)
