@@ -117,8 +117,12 @@ extension Search {
             if corners.allSatisfy({ GeoMath.distance(center.latitude, center.longitude, $0.0, $0.1) <= radius }) {
                 radius = limit
             } else if case .none = textFilter {
-                let rows = try rowsInBoxes(regionBoxes(radius: nil), details: readsDetailsWithPlaces, limit: cap + 1)
-                if rows.count <= cap { return rows }
+                if picksNearestFromTree {
+                    if let page = try nearestFromTree(in: regionBoxes(radius: nil), radius: limit, isLast: true, limit: cap) { return page }
+                } else {
+                    let rows = try rowsInBoxes(regionBoxes(radius: nil), details: readsDetailsWithPlaces, limit: cap + 1)
+                    if rows.count <= cap { return rows }
+                }
             } else if try countInRegion(cap: cap + 1, radius: nil) <= cap {
                 radius = limit
             }
@@ -127,7 +131,11 @@ extension Search {
             var hits: [Candidate]
             switch textFilter {
             case .none:
-                hits = try rowsInBoxes(regionBoxes(radius: radius), details: readsDetailsWithPlaces)
+                if picksNearestFromTree, let picked = try nearestFromTree(in: regionBoxes(radius: radius), radius: radius, isLast: radius >= limit) {
+                    hits = picked
+                } else {
+                    hits = try rowsInBoxes(regionBoxes(radius: radius), details: readsDetailsWithPlaces)
+                }
             case .vectors(let query):
                 hits = try vectorMatches(in: regionBoxes(radius: radius), query: query)
             case .intersect(let expression):

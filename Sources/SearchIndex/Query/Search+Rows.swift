@@ -5,9 +5,10 @@ import GRDBSQLite
 
 /// Items by row ID, with their details, in the request's order.
 extension Search {
-    /// Items by id, entity-filtered, 500 per query.
-    mutating func rows(ids: [Int64]) throws -> [Candidate] {
-        let filter = entityFilter
+    /// Items by id, entity-filtered and, unless `checkingFilter` is false (rows the filter kept already),
+    /// filtered; 500 per query.
+    mutating func rows(ids: [Int64], checkingFilter: Bool = true) throws -> [Candidate] {
+        let filter = checkingFilter ? entityFilter : entityOnlyFilter
         var candidates: [Candidate] = []
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
