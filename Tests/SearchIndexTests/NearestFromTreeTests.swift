@@ -154,6 +154,34 @@ struct NearestFromTreeTests {
                 let hits = try index.search(request).hits
                 #expect(hits.map(\.uri) == Array(expected.dropFirst(offset).prefix(limit).map(\.0)), "circle \(latitude),\(longitude) r=\(radius)")
                 #expect(hits.map(\.uri) == (try index.search(Self.joined(request)).hits.map(\.uri)))
+                // Near the poles, across 180° and around the antipode too, the tree answers alone.
+                #expect(try Self.picksFromTree(index, request), "circle \(latitude),\(longitude) r=\(radius)")
+            }
+        }
+    }
+
+    @Test("a point with a box, with or without a radius: pages by distance from the point, inside the box")
+    func pointAndBox() throws {
+        let (index, places) = Self.fixture
+        let box = try BoundingBox(minLatitude: Self.center.latitude - 0.05, minLongitude: Self.center.longitude - 0.02,
+                                  maxLatitude: Self.center.latitude + 0.1, maxLongitude: Self.center.longitude + 0.15)
+        // The point inside the box, and outside it.
+        for point in [(Self.center.latitude + 0.01, Self.center.longitude), (Self.center.latitude - 0.2, Self.center.longitude - 0.1)] {
+            let near = try Coordinate(latitude: point.0, longitude: point.1)
+            for radius in [nil, 12_000.0, 30_000] {
+                let expected = places.filter { box.contains(latitude: $0.latitude, longitude: $0.longitude) }
+                    .map { ($0.uri, SpatialTests.bruteDistance(($0.latitude, $0.longitude), point)) }
+                    .filter { radius == nil || $0.1 <= radius! }
+                    .sorted { ($0.1, $0.0) < ($1.1, $1.0) }
+                for (offset, limit) in [(0, 20), (11, 17)] {
+                    var request = SearchRequest(near: near, radius: radius, limit: limit, offset: offset)
+                    request.boundingBox = box
+                    let hits = try index.search(request).hits.map(\.uri)
+                    // (A circle that misses the box reads nothing at all.)
+                    if !expected.isEmpty { #expect(try Self.picksFromTree(index, request)) }
+                    #expect(hits == (try index.search(Self.joined(request)).hits.map(\.uri)))
+                    #expect(hits == Array(expected.dropFirst(offset).prefix(limit).map(\.0)), "near \(point), radius \(String(describing: radius))")
+                }
             }
         }
     }

@@ -256,6 +256,31 @@ struct TypoToleranceTests {
         #expect(try reopened.search(request).hits.map(\.uri) == before)
     }
 
+    @Test("an index of schema 18 (windows of 7 letters and up) gains the shorter terms' chunks when opened for writing")
+    func oneEditWindowMigration() throws {
+        let (index, words) = try Self.crowdedIndex(seed: 10)
+        let path = index.path
+        // A 6-letter word one edit from one of the index's: its window reaches terms of 5 to 7 letters.
+        let word = try #require(words.first { $0.unicodeScalars.count == 6 && $0.unicodeScalars.allSatisfy(\.isASCII) })
+        var typed = Array(word.unicodeScalars)
+        typed.swapAt(2, 3)
+        let request = SearchRequest(query: String(String.UnicodeScalarView(typed)), limit: 50)
+        let before = try index.search(request).hits.map(\.uri)
+        // What schema 18 had: chunks of terms of 7 letters or more.
+        try index.write { db in
+            try db.execute(sql: "DELETE FROM term_windows WHERE length < 7")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v19'")
+            try db.execute(sql: "PRAGMA user_version = 18")
+        }
+        #expect(throws: SearchIndexError.needsUpgrade(path: path)) { try SearchIndex(path: path, mode: .readOnly) }
+        let reopened = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        #expect(try reopened.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") } == SearchIndex.schemaVersion)
+        #expect(try Self.expectWholeWindows(reopened) > 0)
+        #expect(try reopened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM term_windows WHERE length < 7") ?? 0 } > 0)
+        #expect(!before.isEmpty)
+        #expect(try reopened.search(request).hits.map(\.uri) == before)
+    }
+
     /// Checks that the windows' chunks hold exactly the dictionary's terms of window length, each chunk in
     /// byte order under its own key, none empty or past capacity; returns how many chunks there are.
     @discardableResult

@@ -20,8 +20,8 @@ extension Search {
     /// The hits within `radius` that can be on the page, read with their details and exact distances: every
     /// row whose nearest possible distance is within the `needed`-th smallest farthest possible one, ties
     /// included. Empty when the region surely holds fewer than `needed` hits short of the last round
-    /// (`isLast`): the caller widens it. Nil past `limit` rows read, or when a row's item disagrees with its
-    /// box (a damaged index): the caller reads the region joined instead.
+    /// (`isLast`): the caller widens it. Nil past `limit` rows read, or when a row read for the page disagrees
+    /// with its item (a damaged index; a row not read is not checked): the caller reads the region joined instead.
     mutating func nearestFromTree(in boxes: [GeoMath.Box], radius: Double, isLast: Bool, limit: Int = .max) throws -> [Candidate]? {
         guard let center else { return nil }
         let bounding = request.boundingBox
@@ -95,12 +95,13 @@ extension Search {
     /// A point's distance from `center` as its R-tree box tells it, and how far the point's own distance may be
     /// from it: the distance to the box's center, and the box's size along a meridian and a parallel. A path
     /// from the point to the box's center along the two is at most that long, and a great circle no longer (by
-    /// the triangle inequality the two distances differ by at most that). A margin covers rounding.
+    /// the triangle inequality the two distances differ by at most that). A metre's margin covers rounding: the
+    /// haversine loses precision near the antipode (a few decimetres at worst).
     static func distanceBounds(from center: Coordinate, minLatitude: Double, maxLatitude: Double,
                                minLongitude: Double, maxLongitude: Double) -> (distance: Double, error: Double) {
         let distance = GeoMath.distance(center.latitude, center.longitude, (minLatitude + maxLatitude) / 2, (minLongitude + maxLongitude) / 2)
         let size = ((maxLatitude - minLatitude) + (maxLongitude - minLongitude)) * .pi / 180 * GeoMath.earthRadius
-        return (distance, size + distance * 1e-9 + 0.001)
+        return (distance, size + 1)
     }
 }
 
