@@ -25,38 +25,23 @@ extension Search {
     mutating func nearestFromTree(in boxes: [GeoMath.Box], radius: Double, isLast: Bool, limit: Int = .max) throws -> [Candidate]? {
         guard let center else { return nil }
         let bounding = request.boundingBox
-        let filter = itemFilter(probing: true, itemID: "g.id")
-        let sql = """
-            SELECT g.id, g.min_lat, g.max_lat, g.min_lon, g.max_lon FROM items_geo g
-            WHERE g.max_lat >= ? AND g.min_lat <= ? AND g.max_lon >= ? AND g.min_lon <= ?\(filter.sql)
-            """
         // Each row's nearest and farthest possible distance from the center, and whether the request's box (if
         // any) holds its whole box: a row whose box straddles an edge may be outside.
         var bounds: [(id: Int64, nearest: Double, farthest: Double, inside: Bool)] = []
         var read = 0
-        var seen: Set<Int64> = []
-        for box in boxes {
-            let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude] + filter.arguments
-            record(sql, arguments)
-            let statement = try db.cachedStatement(sql: sql)
-            try statement.setArguments(arguments)
-            let handle = statement.sqliteStatement
-            defer { sqlite3_reset(handle) }
-            while try SQLiteCall.step(handle, db: db) {
-                read += 1
-                guard read <= limit else { return nil }
-                let id = sqlite3_column_int64(handle, 0)
-                // One box, or boxes split at the antimeridian or a pole, which never share a row.
-                if boxes.count > 1 { guard seen.insert(id).inserted else { continue } }
-                let minLatitude = sqlite3_column_double(handle, 1), maxLatitude = sqlite3_column_double(handle, 2)
-                let minLongitude = sqlite3_column_double(handle, 3), maxLongitude = sqlite3_column_double(handle, 4)
-                let (distance, error) = Self.distanceBounds(from: center, minLatitude: minLatitude, maxLatitude: maxLatitude,
-                                                            minLongitude: minLongitude, maxLongitude: maxLongitude)
-                guard distance - error <= radius else { continue }
-                let inside = bounding.map { $0.holds(minLatitude: minLatitude, maxLatitude: maxLatitude, minLongitude: minLongitude, maxLongitude: maxLongitude) } ?? true
-                bounds.append((id, distance - error, distance + error, inside))
-            }
+        try stepRows(in: boxes, selecting: "g.id, g.min_lat, g.max_lat, g.min_lon, g.max_lon", from: "items_geo g") { handle, id in
+            read += 1
+            guard read <= limit else { return false }
+            let minLatitude = sqlite3_column_double(handle, 1), maxLatitude = sqlite3_column_double(handle, 2)
+            let minLongitude = sqlite3_column_double(handle, 3), maxLongitude = sqlite3_column_double(handle, 4)
+            let (distance, error) = Self.distanceBounds(from: center, minLatitude: minLatitude, maxLatitude: maxLatitude,
+                                                        minLongitude: minLongitude, maxLongitude: maxLongitude)
+            guard distance - error <= radius else { return true }
+            let inside = bounding.map { $0.holds(minLatitude: minLatitude, maxLatitude: maxLatitude, minLongitude: minLongitude, maxLongitude: maxLongitude) } ?? true
+            bounds.append((id, distance - error, distance + error, inside))
+            return true
         }
+        guard read <= limit else { return nil }
         // The rows surely within the radius; past the page's worth of them, the page's last hit is at most the
         // `needed`-th smallest farthest distance among them, and a row nearer than that at best may be on it.
         let sure = bounds.lazy.filter { $0.inside && $0.farthest <= radius }.map(\.farthest)

@@ -10,36 +10,49 @@ extension Search {
     /// too: for a page large enough to be most of what is read (every hit within a radius), where fetching
     /// them for the page in a second pass would cost more. Stops after `limit` rows.
     mutating func rowsInBoxes(_ boxes: [GeoMath.Box], details: Bool = false, limit: Int = .max) throws -> [Candidate] {
+        var candidates: [Candidate] = []
+        let request = request  // read while the stepping records its statements
+        try stepRows(in: boxes, selecting: "i.id, i.latitude, i.longitude" + (details ? ", i.uri, i.entity, i.display_name" : ""),
+                     from: "items_geo g JOIN items i ON i.id = g.id") { handle, id in
+            guard candidates.count < limit else { return false }
+            // Placed before its strings are read: a circle's boxes hold a quarter more rows than the circle.
+            let latitude = SQLiteCall.optionalDouble(handle, 1), longitude = SQLiteCall.optionalDouble(handle, 2)
+            guard let distance = request.placement(latitude: latitude, longitude: longitude) else { return true }
+            candidates.append(Candidate(id: id, uri: details ? SQLiteCall.text(handle, 3) : "", entity: details ? SQLiteCall.text(handle, 4) : "",
+                                        displayName: details ? SQLiteCall.text(handle, 5) : "", latitude: latitude, longitude: longitude,
+                                        distance: distance))
+            return candidates.count < limit
+        }
+        return candidates
+    }
+
+    /// Steps the R-tree rows inside `boxes` that the request's filter keeps, each once: `columns` of `tables`
+    /// (`items_geo g`, joined or not), the row's id first. `body` reads the row and says whether to go on.
+    /// Stepped through the C API: GRDB's row cursor costs as much per row as the R-tree and join.
+    mutating func stepRows(in boxes: [GeoMath.Box], selecting columns: String, from tables: String,
+                           _ body: (_ handle: OpaquePointer, _ id: Int64) throws -> Bool) throws {
         // An attribute filter probes each R-tree row before it is joined to its item.
         let filter = itemFilter(probing: true, itemID: "g.id")
+        let sql = """
+            SELECT \(columns)
+            FROM \(tables)
+            WHERE g.max_lat >= ? AND g.min_lat <= ? AND g.max_lon >= ? AND g.min_lon <= ?\(filter.sql)
+            """
         var seen: Set<Int64> = []
-        var candidates: [Candidate] = []
         for box in boxes {
-            let sql = """
-                SELECT i.id, i.latitude, i.longitude\(details ? ", i.uri, i.entity, i.display_name" : "")
-                FROM items_geo g JOIN items i ON i.id = g.id
-                WHERE g.max_lat >= ? AND g.min_lat <= ? AND g.max_lon >= ? AND g.min_lon <= ?\(filter.sql)
-                """
             let arguments: StatementArguments = [box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude] + filter.arguments
             record(sql, arguments)
             let statement = try db.cachedStatement(sql: sql)
             try statement.setArguments(arguments)
-            // Stepped through the C API: GRDB's row cursor costs as much per row as the R-tree and join.
             let handle = statement.sqliteStatement
-            while candidates.count < limit, try SQLiteCall.step(handle, db: db) {
+            defer { sqlite3_reset(handle) }  // stopped early, it would hold its cursor until its next use
+            while try SQLiteCall.step(handle, db: db) {
                 let id = sqlite3_column_int64(handle, 0)
                 // One box, or boxes split at the antimeridian or a pole, which never share a row.
                 if boxes.count > 1 { guard seen.insert(id).inserted else { continue } }
-                // Placed before its strings are read: a circle's boxes hold a quarter more rows than the circle.
-                let latitude = SQLiteCall.optionalDouble(handle, 1), longitude = SQLiteCall.optionalDouble(handle, 2)
-                guard let distance = request.placement(latitude: latitude, longitude: longitude) else { continue }
-                candidates.append(Candidate(id: id, uri: details ? SQLiteCall.text(handle, 3) : "", entity: details ? SQLiteCall.text(handle, 4) : "",
-                                            displayName: details ? SQLiteCall.text(handle, 5) : "", latitude: latitude, longitude: longitude,
-                                            distance: distance))
+                guard try body(handle, id) else { return }
             }
-            sqlite3_reset(handle)  // stopped at the limit, it would hold its cursor until its next use
         }
-        return candidates
     }
 
     /// Whether places alone are read with their names and URIs: when the page is most of what is read
