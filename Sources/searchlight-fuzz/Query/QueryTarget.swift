@@ -96,6 +96,7 @@ enum QueryTarget {
             let whole = bytes.withUnsafeBytes { TermLeaders.PlacedTail.scan($0, count: Int64(entries.count)) { decoded.append(($0, $1, $2)); return true } == true }
             guard whole, decoded.elementsEqual(entries, by: { $0 == $1 }) else { fatalError("a tail of \(data.count) bytes does not survive encoding: \(entries)") }
         }
+        placesAlone(data)
         let query = String(decoding: data, as: UTF8.self)
         // As typed and as you type (the last word a prefix): both must give FTS5 a valid expression.
         for lastWordIsPrefix in [false, true] {
@@ -213,6 +214,45 @@ enum QueryTarget {
         let walked = try? walk.expansions(of: String(String.UnicodeScalarView(scannedWord)), isPrefix: false, maximumEdits: edits, limit: .max)
         guard TypoExpansion.ranked(sameFirst, word: scannedWord, isPrefix: false, limit: .max) == walked else {
             fatalError("the scan of \(data.count) bytes finds \(scan.found), the walk \(String(describing: walked))")
+        }
+    }
+
+    /// Places alone, by distance, from a point and a box the bytes make (anywhere, or in the hamlets' cluster):
+    /// the page picked from the R-tree's boxes is the page of every row joined to its item (an entity filter
+    /// keeps a search on the join), hits and distances.
+    static func placesAlone(_ data: Data) {
+        let bytes = Array(data.prefix(12)) + Array(repeating: 0, count: max(0, 12 - data.count))
+        let inCluster = bytes[0] & 1 == 0
+        let latitude = inCluster ? Self.cluster.latitude + Double(Int(bytes[1]) - 128) / 100 : Double(bytes[1]) / 255 * 180 - 90
+        let longitude = inCluster ? Self.cluster.longitude + Double(Int(bytes[2]) - 128) / 100 : Double(bytes[2]) / 255 * 360 - 180
+        let radii: [Double?] = [nil, 0, 1_000, 30_000, 150_000, 5_000_000, 20_037_509]
+        let radius = radii[Int(bytes[3]) % radii.count]
+        let limit = 1 + Int(bytes[4]) % 60, offset = Int(bytes[5]) % 40
+        do {
+            var request = SearchRequest(near: try Coordinate(latitude: latitude, longitude: longitude), radius: radius, limit: limit, offset: offset)
+            if bytes[6] & 3 == 0 {
+                // A box around the point's neighbourhood, crossing 180° when its edges wrap.
+                let (height, width) = (Double(bytes[7]) / 50, Double(bytes[8]) / 25)
+                let minLongitude = (longitude - width * Double(bytes[9]) / 255 + 540).truncatingRemainder(dividingBy: 360) - 180
+                request.boundingBox = try BoundingBox(minLatitude: max(-90, latitude - height / 2), minLongitude: minLongitude,
+                                                      maxLatitude: min(90, latitude + height / 2),
+                                                      maxLongitude: (minLongitude + width + 540).truncatingRemainder(dividingBy: 360) - 180)
+                if bytes[10] & 1 == 0 { request.near = nil }
+            }
+            if bytes[11] & 1 == 0 { request.filter = "kind == 'farm'" }
+            var joined = request
+            joined.entities = ["Place"]
+            try index.read { db in
+                let predicate = try request.filter.map { try PredicateParser.parse($0) }
+                var answers: [[String]] = []
+                for asked in [request, joined] {
+                    var search = Search(db: db, request: asked, parsed: nil, predicate: predicate)
+                    answers.append(try search.run().hits.map { "\($0.uri) \($0.distance ?? -1)" })
+                }
+                guard answers[0] == answers[1] else { fatalError("picked from the R-tree, places near \(latitude),\(longitude) differ: \(answers)") }
+            }
+        } catch {
+            fatalError("places alone near \(latitude),\(longitude): \(error)")
         }
     }
 }
