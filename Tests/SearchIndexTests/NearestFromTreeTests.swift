@@ -66,6 +66,36 @@ struct NearestFromTreeTests {
             && !statements.contains { $0.contains("FROM items_geo g JOIN items i") }
     }
 
+    @Test("a point's distance lies within its R-tree box's bounds, anywhere: poles, 180°, the antipode, tiny values")
+    func boundsHold() throws {
+        var generator = SeededGenerator(state: 31)
+        /// The box SQLite's R-tree keeps for a point: each coordinate rounded down and up to 32-bit floats.
+        func box(_ latitude: Double, _ longitude: Double) -> GeoMath.Box {
+            func down(_ value: Double) -> Double { let f = Float(value); return Double(f) > value ? Double(f.nextDown) : Double(f) }
+            func up(_ value: Double) -> Double { let f = Float(value); return Double(f) < value ? Double(f.nextUp) : Double(f) }
+            return GeoMath.Box(minLatitude: down(latitude), maxLatitude: up(latitude), minLongitude: down(longitude), maxLongitude: up(longitude))
+        }
+        var checked = 0
+        for round in 0..<20_000 {
+            let center = (asin(Double.random(in: -1...1, using: &generator)) * 180 / .pi, Double.random(in: -180...180, using: &generator))
+            var point: (Double, Double)
+            switch round % 5 {
+            case 0:  // at or near the antipode
+                let antipode = (-center.0, center.1 > 0 ? center.1 - 180 : center.1 + 180)
+                point = (max(-90, min(90, antipode.0 + Double.random(in: -1e-5...1e-5, using: &generator))), antipode.1)
+            case 1: point = (Double.random(in: 89.99...90, using: &generator) * (Bool.random(using: &generator) ? 1 : -1), Double.random(in: -180...180, using: &generator))
+            case 2: point = (Double.random(in: -90...90, using: &generator), Bool.random(using: &generator) ? 180 : Double.random(in: -180 ... -179.999, using: &generator))
+            case 3: point = (Double.random(in: -1e-6...1e-6, using: &generator), Double.random(in: -1e-6...1e-6, using: &generator))
+            default: point = (asin(Double.random(in: -1...1, using: &generator)) * 180 / .pi, Double.random(in: -180...180, using: &generator))
+            }
+            let truth = GeoMath.distance(center.0, center.1, point.0, point.1)
+            let (distance, error) = GeoMath.distanceBounds(from: try Coordinate(latitude: center.0, longitude: center.1), to: box(point.0, point.1))
+            #expect(abs(truth - distance) <= error, "\(point) from \(center): \(truth) against \(distance) ± \(error)")
+            checked += 1
+        }
+        #expect(checked == 20_000)
+    }
+
     @Test("pages by distance within a radius equal the rows joined and brute force, at the edge and among near-ties")
     func pages() throws {
         let (index, places) = Self.fixture

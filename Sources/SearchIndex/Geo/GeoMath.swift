@@ -20,6 +20,17 @@ enum GeoMath {
         var minLatitude: Double, maxLatitude: Double, minLongitude: Double, maxLongitude: Double
     }
 
+    /// A point's distance from `center` as its R-tree box (`box`) tells it, and how far the point's own distance
+    /// may be from it: the distance to the box's center, and the box's size along a meridian and a parallel. A
+    /// path from the point to the box's center along the two is at most that long, and a great circle no longer
+    /// (by the triangle inequality the two distances differ by at most that). A metre's margin covers rounding:
+    /// the haversine loses precision near the antipode (a few decimetres at worst).
+    static func distanceBounds(from center: Coordinate, to box: Box) -> (distance: Double, error: Double) {
+        let middle = distance(center.latitude, center.longitude, (box.minLatitude + box.maxLatitude) / 2, (box.minLongitude + box.maxLongitude) / 2)
+        let size = ((box.maxLatitude - box.minLatitude) + (box.maxLongitude - box.minLongitude)) * .pi / 180 * earthRadius
+        return (middle, size + 1)
+    }
+
     /// Boxes whose union contains every point within `radius` meters of `center` (and a little more;
     /// callers refine with ``distance(_:_:_:_:)``). Handles circles over a pole and across the antimeridian.
     static func boxes(around center: Coordinate, radius: Double) -> [Box] {
@@ -58,5 +69,15 @@ enum GeoMath {
                     Box(minLatitude: box.minLatitude, maxLatitude: box.maxLatitude, minLongitude: -180, maxLongitude: box.maxLongitude)]
         }
         return [Box(minLatitude: box.minLatitude, maxLatitude: box.maxLatitude, minLongitude: box.minLongitude, maxLongitude: box.maxLongitude)]
+    }
+}
+
+extension BoundingBox {
+    /// Whether the box holds the whole of `box` (an R-tree row's, which never crosses the antimeridian): its
+    /// latitudes, and its longitudes on one side of the antimeridian when this box crosses it.
+    func holds(_ box: GeoMath.Box) -> Bool {
+        guard box.minLatitude >= minLatitude && box.maxLatitude <= maxLatitude else { return false }
+        guard crossesAntimeridian else { return box.minLongitude >= minLongitude && box.maxLongitude <= maxLongitude }
+        return box.minLongitude >= minLongitude || box.maxLongitude <= maxLongitude
     }
 }

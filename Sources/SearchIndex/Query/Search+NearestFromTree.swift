@@ -32,22 +32,20 @@ extension Search {
         try stepRows(in: boxes, selecting: "g.id, g.min_lat, g.max_lat, g.min_lon, g.max_lon", from: "items_geo g") { handle, id in
             read += 1
             guard read <= limit else { return false }
-            let minLatitude = sqlite3_column_double(handle, 1), maxLatitude = sqlite3_column_double(handle, 2)
-            let minLongitude = sqlite3_column_double(handle, 3), maxLongitude = sqlite3_column_double(handle, 4)
-            let (distance, error) = Self.distanceBounds(from: center, minLatitude: minLatitude, maxLatitude: maxLatitude,
-                                                        minLongitude: minLongitude, maxLongitude: maxLongitude)
+            let box = GeoMath.Box(minLatitude: sqlite3_column_double(handle, 1), maxLatitude: sqlite3_column_double(handle, 2),
+                                  minLongitude: sqlite3_column_double(handle, 3), maxLongitude: sqlite3_column_double(handle, 4))
+            let (distance, error) = GeoMath.distanceBounds(from: center, to: box)
             guard distance - error <= radius else { return true }
-            let inside = bounding.map { $0.holds(minLatitude: minLatitude, maxLatitude: maxLatitude, minLongitude: minLongitude, maxLongitude: maxLongitude) } ?? true
-            bounds.append((id, distance - error, distance + error, inside))
+            bounds.append((id, distance - error, distance + error, bounding?.holds(box) ?? true))
             return true
         }
         guard read <= limit else { return nil }
         // The rows surely within the radius; past the page's worth of them, the page's last hit is at most the
         // `needed`-th smallest farthest distance among them, and a row nearer than that at best may be on it.
-        let sure = bounds.lazy.filter { $0.inside && $0.farthest <= radius }.map(\.farthest)
+        let sure = bounds.compactMap { $0.inside && $0.farthest <= radius ? $0.farthest : nil }
         let reach: Double
         if sure.count >= needed {
-            reach = Self.smallest(needed, of: Array(sure))
+            reach = Self.smallest(needed, of: sure)
         } else if isLast || bounds.count >= needed {
             // The last round, or the radius's edge decides: every row that may be within it, measured.
             reach = radius
@@ -75,27 +73,5 @@ extension Search {
             hits.append(row)
         }
         return hits
-    }
-
-    /// A point's distance from `center` as its R-tree box tells it, and how far the point's own distance may be
-    /// from it: the distance to the box's center, and the box's size along a meridian and a parallel. A path
-    /// from the point to the box's center along the two is at most that long, and a great circle no longer (by
-    /// the triangle inequality the two distances differ by at most that). A metre's margin covers rounding: the
-    /// haversine loses precision near the antipode (a few decimetres at worst).
-    static func distanceBounds(from center: Coordinate, minLatitude: Double, maxLatitude: Double,
-                               minLongitude: Double, maxLongitude: Double) -> (distance: Double, error: Double) {
-        let distance = GeoMath.distance(center.latitude, center.longitude, (minLatitude + maxLatitude) / 2, (minLongitude + maxLongitude) / 2)
-        let size = ((maxLatitude - minLatitude) + (maxLongitude - minLongitude)) * .pi / 180 * GeoMath.earthRadius
-        return (distance, size + 1)
-    }
-}
-
-extension BoundingBox {
-    /// Whether the box holds the whole of another (an R-tree row's): its latitudes, and its longitudes on one
-    /// side of the antimeridian when the box crosses it.
-    func holds(minLatitude: Double, maxLatitude: Double, minLongitude: Double, maxLongitude: Double) -> Bool {
-        guard minLatitude >= self.minLatitude && maxLatitude <= self.maxLatitude else { return false }
-        guard crossesAntimeridian else { return minLongitude >= self.minLongitude && maxLongitude <= self.maxLongitude }
-        return minLongitude >= self.minLongitude || maxLongitude <= self.maxLongitude
     }
 }
