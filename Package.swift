@@ -109,6 +109,8 @@ let package = Package(
                 "CoreDataStore",
                 "CoreDataStoreWriter",
                 "SearchIndex",
+                // searchbench storm reads the index's deferred dependents as the exporter wrote them.
+                "Indexer",
                 // searchbench fleet: PostgreSQL beside SQLite (a location parser alone without the trait).
                 "PostgresIndex",
                 "SeededRandom",

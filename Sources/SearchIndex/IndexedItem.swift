@@ -122,11 +122,18 @@ public struct IndexBatch: Sendable {
     /// Digests of what related objects show the store's items, by the related object's URI, saved with the
     /// batch (see ``SearchIndex/shownValues(for:)``).
     public var shownValues: [String: String] = [:]
-    /// Related objects whose digests are forgotten (objects deleted from the store).
+    /// Related objects whose digests are forgotten (objects deleted from the store), with their deferred
+    /// dependents.
     public var forgottenShownValues: [String] = []
     /// Whether every digest of the store saved before this batch is forgotten (an export that cannot vouch
-    /// for the ones it saved).
+    /// for the ones it saved), with every deferred dependent of the store (the export re-indexes them).
     public var forgetsStoreShownValues = false
+    /// How far the re-indexing of related objects' dependents went, by the related object's URI, saved
+    /// with the batch: the exporter's own words, which the index keeps and hands back
+    /// (``SearchIndex/deferredDependents(storeUUID:)``) without reading them.
+    public var deferredDependents: [String: String] = [:]
+    /// Related objects whose dependents are all re-indexed now: their progress is forgotten.
+    public var finishedDeferredDependents: [String] = []
 
     /// Creates a batch.
     public init(upserts: [IndexedItem] = [], deletes: [String] = [], checkpoint: StoreCheckpoint, marksRebuild: Bool = false) {

@@ -2,13 +2,16 @@ import ArgumentParser
 import CoreDataStore
 import CoreDataStoreWriter
 import Foundation
+import Indexer
 import SearchIndex
 
 /// Follow mode under a storm of saves: a country renamed (all its places re-indexed) and `appsim edit`
 /// saving at a steady rate, with `searchctl index --follow` in another process.
 ///
 /// "Findable" is exact, not sampled by searching: the index's checkpoint commits with each batch, so a save
-/// whose transaction number is at or below the token the index holds is searchable, all of it.
+/// whose transaction number is at or below the token the index holds is searchable, all of it, once no
+/// walk of deferred dependents (a big rename's places, re-indexed a page at a time beside later saves) of
+/// an object it changed began at or before it.
 struct StormBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storm",
@@ -22,6 +25,12 @@ struct StormBenchmark: ParsableCommand {
 
     @Option(help: "Seconds of appsim edit.")
     var duration = 60.0
+
+    @Option(help: "Quiet renames of the largest country before the storm, each timed.")
+    var quietRenameCount = 5
+
+    @Flag(help: "Follow with searchctl index --whole-batches: a big rename's places in its batch, not walked beside later saves.")
+    var wholeBatches = false
 
     /// The store `--reuse` finds is the Corpus as written: every run edits a copy of it.
     @OptionGroup var files: CorpusRunOptions
@@ -47,7 +56,7 @@ struct StormBenchmark: ParsableCommand {
         // The follower, as a person would start it; its catch-up lines go to a file.
         let follower = Process()
         follower.executableURL = URL(fileURLWithPath: binaries + "/searchctl")
-        follower.arguments = ["index", "--store", store, "--config", config, "--index", index, "--follow"]
+        follower.arguments = ["index", "--store", store, "--config", config, "--index", index, "--follow"] + (wholeBatches ? ["--whole-batches"] : [])
         let followerOutput = folder.appendingPathComponent("searchbench-storm-\(corpus).follower.txt")
         _ = FileManager.default.createFile(atPath: followerOutput.path, contents: nil)
         follower.standardOutput = try FileHandle(forWritingTo: followerOutput)
@@ -71,6 +80,19 @@ struct StormBenchmark: ParsableCommand {
             throw BenchmarkError("the follower did not index the renamed country")
         }
         let renameSeconds = renamed.timeIntervalSince(renameStarted)
+        // The same rename again, quiet, a few times: what a big rename costs without a storm around it.
+        var quietRenames: [Double] = []
+        for round in 0..<quietRenameCount {
+            usleep(300_000)
+            var again = SaveRequest()
+            again.update(.saved(largest), attributes: ["name": .string("Stormland \(round)")])
+            let started = Date()
+            guard let transaction = try writer.save(again).transactionNumber,
+                  let done = watcher.wait(for: transaction, timeout: 600, follower: follower) else {
+                throw BenchmarkError("the follower did not index the renamed country")
+            }
+            quietRenames.append(done.timeIntervalSince(started))
+        }
 
         // The storm: appsim edit in its own process, the index's token watched beside it.
         let edit = Process()
@@ -78,29 +100,34 @@ struct StormBenchmark: ParsableCommand {
         edit.arguments = ["edit", "--store", store, "--rate", String(rate), "--duration", String(duration), "--seed", "7", "--log", log]
         edit.standardOutput = FileHandle.nullDevice
         try edit.run()
-        var samples: [(time: Double, token: Int64)] = []
+        var samples: [TokenWatcher.Sample] = []
         while edit.isRunning {
-            samples.append((Date().timeIntervalSince1970, watcher.token()))
+            samples.append(watcher.sample())
             usleep(5_000)
         }
         guard edit.terminationStatus == 0 else { throw BenchmarkError("appsim edit failed (exit \(edit.terminationStatus))") }
         let saves = try Self.saves(log: log)
         guard let last = saves.last else { throw BenchmarkError("appsim edit logged no saves") }
-        while samples.last.map({ $0.token < last.transaction }) ?? true, Date().timeIntervalSince1970 - last.committed < 120, follower.isRunning {
-            samples.append((Date().timeIntervalSince1970, watcher.token()))
+        while samples.last.map({ !$0.covers(last) }) ?? true, Date().timeIntervalSince1970 - last.committed < 120, follower.isRunning {
+            samples.append(watcher.sample())
             usleep(5_000)
         }
-        let caughtUp = samples.first { $0.token >= last.transaction }
-        // Each save's latency: from its commit to the first sample whose token covers it.
+        let caughtUp = samples.first { $0.token >= last.transaction && $0.walks.isEmpty }
+        // Each save's latency: from its commit to the first sample that covers it, all of it. Walks only
+        // hold back the saves that changed their object: the token alone is monotonic, the walks are not.
         var latencies: [Double] = [], next = 0
-        var maxBacklog = 0
+        var maxBacklog = 0, walked = 0
         for save in saves {
             while next < samples.count && samples[next].token < save.transaction { next += 1 }
-            latencies.append(next < samples.count ? samples[next].time - save.committed : .infinity)
+            var covering = next
+            while covering < samples.count && !samples[covering].covers(save) { covering += 1 }
+            if covering > next { walked += 1 }
+            latencies.append(covering < samples.count ? samples[covering].time - save.committed : .infinity)
         }
         for sample in samples {
-            maxBacklog = max(maxBacklog, saves.count { $0.committed <= sample.time && $0.transaction > sample.token })
+            maxBacklog = max(maxBacklog, saves.count { $0.committed <= sample.time && !sample.covers($0) })
         }
+        let largestWalks = samples.map(\.walks.count).max() ?? 0
         let (p50, p99) = IndexBenchmark.percentiles(latencies)
         follower.terminate()
         follower.waitUntilExit()
@@ -124,7 +151,7 @@ struct StormBenchmark: ParsableCommand {
         guard catchUp.status == 0, rebuild.status == 0 else { throw BenchmarkError("searchctl index failed after the backlog") }
         let catchUps = (try? String(contentsOf: followerOutput, encoding: .utf8))?.split(separator: "\n").count ?? 0
 
-        print("storm: the \(corpus) Corpus (\(objects) objects), searchctl index --follow in another process")
+        print("storm: the \(corpus) Corpus (\(objects) objects), searchctl index --follow\(wholeBatches ? " --whole-batches" : "") in another process")
         print("machine: \(machineDescription())")
         print("")
         print("| measure | value |")
@@ -132,9 +159,14 @@ struct StormBenchmark: ParsableCommand {
         print("| first export (spawn → token T0 committed), items/s | \(Int((Double(objects) / exportSeconds).rounded())) |")
         print("| largest country renamed: its \(largestPlaces) places findable after, s | \(String(format: "%.2f", renameSeconds)) |")
         print("| … re-indexed items/s (÷ first export's) | \(Int((Double(largestPlaces) / renameSeconds).rounded())) (\(String(format: "%.2f", exportSeconds * Double(largestPlaces) / renameSeconds / Double(objects)))×) |")
+        if !quietRenames.isEmpty {
+            let sorted = quietRenames.sorted()
+            print("| the same rename again, quiet (\(sorted.count)×): fastest / median, ms | \(Self.ms(sorted[0])) / \(Self.ms(sorted[sorted.count / 2])) |")
+        }
         print("| appsim edit: saves, at rate/s | \(saves.count) at \(Int(rate)) |")
         print("| save → findable p50 / p99 / max, ms | \(Self.ms(p50)) / \(Self.ms(p99)) / \(Self.ms(latencies.max() ?? 0)) |")
         print("| largest backlog, saves | \(maxBacklog) |")
+        print("| saves findable only after a walk of their object's dependents; most walks at once | \(walked); \(largestWalks) |")
         print("| last save → lag 0, ms | \(caughtUp.map { Self.ms($0.time - last.committed) } ?? "not within 120 s") |")
         print("| follower catch-ups (lines) | \(catchUps) |")
         print("| the followed index equals a fresh export of the store | \(equal ? "yes" : "NO"), \(followed.count) items |")
@@ -155,13 +187,21 @@ struct StormBenchmark: ParsableCommand {
         return (largest.key, largest.value)
     }
 
-    /// The saves appsim edit logged: each one's transaction and commit time.
-    static func saves(log: String) throws -> [(transaction: Int64, committed: Double)] {
+    /// One save appsim edit logged: its transaction, commit time and the objects it changed.
+    struct Save {
+        var transaction: Int64
+        var committed: Double
+        var objects: Set<String>
+    }
+
+    /// The saves appsim edit logged.
+    static func saves(log: String) throws -> [Save] {
         try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").compactMap { line in
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                   let transaction = (object["transaction"] as? NSNumber)?.int64Value,
                   let committed = (object["committed"] as? NSNumber)?.doubleValue else { return nil }
-            return (transaction, committed)
+            let objects = ["inserted", "updated", "deleted"].flatMap { object[$0] as? [String] ?? [] }
+            return Save(transaction: transaction, committed: committed, objects: Set(objects))
         }
     }
 
@@ -180,6 +220,28 @@ final class TokenWatcher {
         self.storeUUID = storeUUID
     }
 
+    /// What the index had committed at one moment: the token, and the walks of deferred dependents then
+    /// under way (by related object, their origin).
+    struct Sample {
+        var time: Double
+        var token: Int64
+        var walks: [String: Int64]
+
+        /// Whether everything `save` changed was findable then.
+        func covers(_ save: StormBenchmark.Save) -> Bool {
+            token >= save.transaction && !walks.contains { save.objects.contains($0.key) && $0.value <= save.transaction }
+        }
+    }
+
+    /// The token, then the walks, then the time: what was findable by then (a walk read after its token
+    /// can only have moved on since).
+    func sample() -> Sample {
+        let token = self.token()
+        let walks = (try? index?.deferredDependents(storeUUID: storeUUID)) ?? [:]
+        // A walk whose progress does not read is taken as begun before every save.
+        return Sample(time: Date().timeIntervalSince1970, token: token, walks: walks.mapValues { DeferredDependents(text: $0)?.origin ?? 0 })
+    }
+
     /// The token the index has committed for the store (0 before it has one); with `exportFinished`, 0
     /// while a first export is still running.
     func token(exportFinished: Bool = false) -> Int64 {
@@ -192,11 +254,16 @@ final class TokenWatcher {
         return exportFinished && checkpoint.exportState != nil ? 0 : max(checkpoint.token, exportFinished ? 1 : 0)
     }
 
-    /// Polls until the token reaches `token`; the time it did, or nil after `timeout` or when the follower exits.
+    /// Polls until the token reaches `token` and no walk begun at or before it is left; the time it did, or
+    /// nil after `timeout` or when the follower exits.
     func wait(for token: Int64, exportFinished: Bool = false, timeout: Double, follower: Process) -> Date? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline && follower.isRunning {
-            if self.token(exportFinished: exportFinished) >= max(token, 1) { return Date() }
+            // Every walk begun at or before the token done too (a rename's places).
+            if self.token(exportFinished: exportFinished) >= max(token, 1),
+               !((try? index?.deferredDependents(storeUUID: storeUUID)) ?? [:]).values.contains(where: { DeferredDependents(text: $0).map { $0.origin <= token } ?? true }) {
+                return Date()
+            }
             usleep(5_000)
         }
         return nil

@@ -61,6 +61,12 @@ extension StoreSnapshot {
         return transactions
     }
 
+    /// Whether history holds a transaction after `token`: one primary-key probe.
+    public func hasTransactions(after token: Int64) throws(CoreDataStoreError) -> Bool {
+        guard store.hasHistory else { throw .historyNotTracked(path: store.path) }
+        return try run { try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM ATRANSACTION WHERE Z_PK > ?)", arguments: [token]) ?? false }
+    }
+
     /// How many changes history holds after `token`: one indexed row count, what a catch-up has ahead of it.
     public func changeCount(after token: Int64) throws(CoreDataStoreError) -> Int {
         guard store.hasHistory else { throw .historyNotTracked(path: store.path) }

@@ -62,6 +62,12 @@ public final class Exporter {
     /// When a catch-up with a long backlog gives way to a rebuild beside the index.
     public var rebuildPolicy = RebuildPolicy()
 
+    /// Whether a related object whose change reaches more items than a page (a renamed country's places)
+    /// has them re-indexed a page at a time beside the history after it (true, the default: a save behind
+    /// a big rename waits for a page of it), or in the history batch that changed it, all visible at once
+    /// (false: a save behind it waits for all of it).
+    public var defersDependents = true
+
     /// Opens an exporter; takes the index's writer lock (a second exporter fails naming the first).
     ///
     /// - Parameters:

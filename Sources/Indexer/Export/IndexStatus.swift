@@ -15,6 +15,10 @@ public struct IndexStatus: Sendable {
         public var lag: Int64? { export == nil ? newestTransaction.map { max(0, $0 - checkpoint.token) } : nil }
         /// The store's unfinished first export, rebuild or removal, if one is.
         public var export: ExportStatus? { ExportStatus(checkpoint: checkpoint) }
+        /// Related objects whose dependents are still being re-indexed beside later history
+        /// (``DeferredDependents``): the index is behind on them even at lag 0. Nil where the backend was
+        /// not asked (a reader of another backend).
+        public var deferredDependents: Int?
     }
 
     public var statistics: IndexStatistics
@@ -35,7 +39,8 @@ public struct IndexStatus: Sendable {
                     return Store(checkpoint: checkpoint, problem: "the store at this path here is another one (UUID \(store.metadata.storeUUID)): "
                                  + "this store was indexed from another machine, or replaced since")
                 }
-                return Store(checkpoint: checkpoint, newestTransaction: store.hasHistory ? try store.historyBounds().newest : nil)
+                return Store(checkpoint: checkpoint, newestTransaction: store.hasHistory ? try store.historyBounds().newest : nil,
+                             deferredDependents: try (index as? SearchIndex)?.deferredDependents(storeUUID: checkpoint.storeUUID).count)
             } catch {
                 return Store(checkpoint: checkpoint, problem: "\(error)")
             }

@@ -21,8 +21,10 @@ extension Exporter {
             }
         }
         let pages = PageQueue<HistoryPage>(capacity: 2)
-        let producer = HistoryProducer(store: store, index: index, builder: builder, digests: digests, batchSize: batchSize)
-        return try await Self.withProducer(named: "searchlight history pages", pages, { producer.run(after: start.token, into: pages) }) {
+        let producer = HistoryProducer(store: store, index: index, builder: builder, digests: digests, batchSize: batchSize,
+                                       defersDependents: defersDependents)
+        let deferred = try index.deferredDependents(storeUUID: start.storeUUID)
+        return try await Self.withProducer(named: "searchlight history pages", pages, { producer.run(after: start.token, deferred: deferred, into: pages) }) {
             try commit(pages, from: start, summary: &summary, estimate: &estimate, allowsRebuild: allowsRebuild, began: began)
         }
     }
@@ -39,8 +41,8 @@ extension Exporter {
         while !finished {
             if Task.isCancelled {
                 // Stopped only if something was left: a catch-up that had reached the store's newest
-                // transaction is caught up, cancelled or not.
-                summary.stopped = try store.historyBounds().newest > reached.token
+                // transaction, with no deferred dependents left, is caught up, cancelled or not.
+                summary.stopped = try store.historyBounds().newest > reached.token || !(try index.deferredDependents(storeUUID: start.storeUUID).isEmpty)
                 return nil
             }
             var changes = 0
@@ -52,9 +54,10 @@ extension Exporter {
                     return nil
                 }
                 summary.omittedValues += page.omittedValues
-                // Pages before a batch's last carry the token before it: the last one's overwrites it.
+                // Pages before a batch's last carry the token before it: the last one's overwrites it (a page of
+                // deferred dependents leaves it).
                 if let end = page.end {
-                    reached = (end.token, end.timestamp)
+                    if let batchReached = end.reached { reached = (batchReached.token, batchReached.timestamp) }
                     batchEnded = true
                     changes = end.changes
                 }
@@ -62,6 +65,8 @@ extension Exporter {
                                        checkpoint: checkpoint(token: reached.token, tokenTimestamp: reached.timestamp, exportState: nil))
                 batch.shownValues = page.end?.shownValues ?? [:]
                 batch.forgottenShownValues = page.end?.forgottenShownValues ?? []
+                batch.deferredDependents = page.end?.deferredDependents ?? [:]
+                batch.finishedDeferredDependents = page.end?.finishedDeferredDependents ?? []
                 return batch
             })
             summary.inserted += result.inserted

@@ -13,16 +13,25 @@ struct HistoryPage: Sendable {
     var end: HistoryBatchEnd?
 }
 
-/// What a history batch commits with its last page, besides items.
+/// What a history batch commits with its last page, besides items; a page of deferred dependents
+/// (``DeferredDependents``) is a batch of its own, which leaves the token where it is.
 struct HistoryBatchEnd: Sendable {
-    /// The batch's newest transaction, and that transaction's timestamp: the token it brings the index to.
-    var token: Int64
-    var timestamp: Date
+    /// The batch's newest transaction, and that transaction's timestamp.
+    struct Reached: Sendable {
+        var token: Int64
+        var timestamp: Date
+    }
+
+    /// The token the batch brings the index to; nil for a page of deferred dependents.
+    var reached: Reached?
     /// Digests of what related objects show (``ShownValueDigests``), new ones and forgotten ones.
-    var shownValues: [String: String]
-    var forgottenShownValues: [String]
+    var shownValues: [String: String] = [:]
+    var forgottenShownValues: [String] = []
     /// The history changes the batch covered.
-    var changes: Int
+    var changes = 0
+    /// The progress of deferred dependents, new or moved on, and those finished.
+    var deferredDependents: [String: String] = [:]
+    var finishedDeferredDependents: [String] = []
 }
 
 /// Reads history after a token and turns each batch of it into pages of prepared items, as a child task on a
@@ -39,6 +48,11 @@ struct HistoryBatchEnd: Sendable {
 /// renamed country's places); the expanded set is fetched, evaluated and tokenized in pages of ``pageSize``
 /// objects, as a first export is, so a rename that touches thirty thousand items runs at export speed
 /// instead of building them all on the committing thread.
+///
+/// A changed object with more dependents than a page has them deferred (``DeferredDependents``): the batch
+/// commits its changed objects and the walk's start, and the walk goes on a page at a time between the
+/// batches after it, so a save behind a big rename waits for a page of it, not all of it. The catch-up ends
+/// when history is written and no walk is left.
 struct HistoryProducer: Sendable {
     let store: PersistentStore
     /// Read for the digests saved with earlier batches.
@@ -46,6 +60,9 @@ struct HistoryProducer: Sendable {
     let builder: ItemBuilder
     let digests: ShownValueDigests
     let batchSize: Int
+    /// Whether dependents beyond a page are walked beside later batches (``DeferredDependents``); walks
+    /// saved before are finished either way.
+    var defersDependents = true
 
     var configuration: ResolvedConfiguration { builder.configuration }
 
@@ -65,10 +82,21 @@ struct HistoryProducer: Sendable {
         var end: HistoryBatchEnd
     }
 
-    func run(after token: Int64, into pages: PageQueue<HistoryPage>) {
+    /// A related object's deferred dependents as the producer walks them: the progress, and the dependents
+    /// found when the walk (re)started, or in the run's first page of it.
+    struct DeferredWalk {
+        var progress: DeferredDependents
+        var dependents: [ManagedObjectID]?
+    }
+
+    /// Produces the pages of history after `token`, and of the walks `deferred` saved in the index (by the
+    /// related object's URI), until history is written and no walk is left.
+    func run(after token: Int64, deferred: [String: String], into pages: PageQueue<HistoryPage>) {
         var token = token
         // The digests this producer has handed out: newer than the index's until the writer commits them.
         var known: [String: String] = [:]
+        // A progress that does not read (a damaged index) walks every dependent again, its origin unknown.
+        var walks = deferred.mapValues { DeferredWalk(progress: DeferredDependents(text: $0) ?? DeferredDependents(origin: 0)) }
         do {
             // One store snapshot per history batch: its digests describe exactly what its pages show. (Read
             // later, a page could show a name changed and changed back since the digest, which the next
@@ -78,20 +106,29 @@ struct HistoryProducer: Sendable {
             // the app's saves. Building the batch first and handing it over after the read cost a fifth of
             // the rename rate and 20–50% of the storm's p99 (searchbench storm, 20 s runs).
             while try store.read({ snapshot throws -> Bool in
-                guard let batch = try self.batch(after: token, known: known, in: snapshot) else { return false }
-                known.merge(batch.end.shownValues) { _, new in new }
-                for uri in batch.end.forgottenShownValues { known[uri] = nil }
-                // At least one page, which carries the batch's deletes first and its end last (a batch of
-                // deletes only is one empty page).
-                let starts = Array(stride(from: 0, to: max(1, batch.affected.count), by: pageSize))
-                for (number, start) in starts.enumerated() {
-                    var page = try self.page(batch.affected[start..<min(start + pageSize, batch.affected.count)], changed: batch.changed, in: snapshot)
-                    if number == 0 { page.deletes = batch.deletes + page.deletes }
-                    if number == starts.count - 1 { page.end = batch.end }
-                    guard pages.put(page) else { return false }
+                var worked = false
+                if let batch = try self.batch(after: token, known: known, walks: &walks, in: snapshot) {
+                    known.merge(batch.end.shownValues) { _, new in new }
+                    for uri in batch.end.forgottenShownValues { known[uri] = nil }
+                    // At least one page, which carries the batch's deletes first and its end last (a batch of
+                    // deletes only is one empty page).
+                    let starts = Array(stride(from: 0, to: max(1, batch.affected.count), by: pageSize))
+                    for (number, start) in starts.enumerated() {
+                        var page = try self.page(batch.affected[start..<min(start + pageSize, batch.affected.count)], changed: batch.changed, in: snapshot)
+                        if number == 0 { page.deletes = batch.deletes + page.deletes }
+                        if number == starts.count - 1 { page.end = batch.end }
+                        guard pages.put(page) else { return false }
+                    }
+                    token = batch.end.reached?.token ?? token
+                    worked = true
                 }
-                token = batch.end.token
-                return true
+                // A page of a walk only in a snapshot whose history is all in the pages before it: the page
+                // then shows each related object as the digest saved last describes it.
+                if !walks.isEmpty, try !snapshot.hasTransactions(after: token) {
+                    guard pages.put(try self.deferredPage(&walks, in: snapshot)) else { return false }
+                    worked = true
+                }
+                return worked
             }) {}
             pages.finish(nil)
         } catch {
@@ -100,9 +137,10 @@ struct HistoryProducer: Sendable {
     }
 
     /// The next history batch after `token`, coalesced and expanded; nil when history holds nothing newer.
-    func batch(after token: Int64, known: [String: String], in snapshot: StoreSnapshot) throws -> Batch? {
+    /// Walks of deferred dependents start, or start again, in `walks`.
+    func batch(after token: Int64, known: [String: String], walks: inout [String: DeferredWalk], in snapshot: StoreSnapshot) throws -> Batch? {
         let transactions = try snapshot.transactions(after: token, limit: 100, changeLimit: batchSize)
-        guard let last = transactions.last else { return nil }
+        guard let first = transactions.first, let last = transactions.last else { return nil }
         let coalesced = CoalescedChanges(transactions)
         let (changed, deleted) = (coalesced.changed, coalesced.deleted)
         // Changed objects that indexed items show, read for their digests; only those whose dependents show
@@ -110,15 +148,66 @@ struct HistoryProducer: Sendable {
         let shownObjects = try digests.objects(changed, in: snapshot)
         let shown = try shownValues(of: shownObjects, known: known, in: snapshot)
         let expanded = try digests.withFirstInverses(shownObjects.filter { !shown.unchanged.contains($0.objectID) }, in: snapshot)
-        let affected = changed.union(try DependentExpansion(configuration: configuration, digests: digests).dependents(of: expanded, in: snapshot))
-            .filter { configuration.plans[$0.entityName] != nil }
-            .sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
+        let expansion = DependentExpansion(configuration: configuration, digests: digests)
+        var dependents: Set<ManagedObjectID> = []
+        var end = HistoryBatchEnd(reached: .init(token: last.number, timestamp: last.timestamp), shownValues: shown.digests, changes: coalesced.changeCount)
+        for object in expanded {
+            let uri = object.objectID.uriRepresentation
+            let found = Self.sorted(try expansion.dependents(of: [object], in: snapshot).filter { configuration.plans[$0.entityName] != nil })
+            // Dependents walked already are walked again, all of them; more than a page are walked beside
+            // the batches after this one; the rest are in this batch. The walk's origin is the batch's first
+            // transaction: no later than the save that changed the object.
+            let progress: DeferredDependents
+            if let walk = walks[uri] {
+                progress = walk.progress.restarted(at: first.number)
+            } else if defersDependents && found.count > pageSize {
+                progress = DeferredDependents(origin: first.number)
+            } else {
+                dependents.formUnion(found)
+                continue
+            }
+            walks[uri] = DeferredWalk(progress: progress, dependents: found)
+            end.deferredDependents[uri] = progress.text
+        }
+        let affected = Self.sorted(changed.union(dependents).filter { configuration.plans[$0.entityName] != nil })
         let deletes = deleted.filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation).sorted()
-        // A deleted object's digest goes with it, whether it was an item or not.
-        let forgotten = deleted.filter { digests.isShown($0.entityName) }.map(\.uriRepresentation).sorted()
-        let end = HistoryBatchEnd(token: last.number, timestamp: last.timestamp, shownValues: shown.digests,
-                                  forgottenShownValues: forgotten, changes: coalesced.changeCount)
+        // A deleted object's digest goes with it, whether it was an item or not, and so does its walk.
+        end.forgottenShownValues = deleted.filter { digests.isShown($0.entityName) }.map(\.uriRepresentation).sorted()
+        for uri in end.forgottenShownValues { walks[uri] = nil }
         return Batch(affected: affected, changed: changed, deletes: deletes, end: end)
+    }
+
+    /// The next page of the walk with the oldest origin, in its own batch with the walk's new progress.
+    func deferredPage(_ walks: inout [String: DeferredWalk], in snapshot: StoreSnapshot) throws -> HistoryPage {
+        guard let (uri, walk) = walks.min(by: { ($0.value.progress.origin, $0.key) < ($1.value.progress.origin, $1.key) }) else {
+            return HistoryPage(items: [], deletes: [], omittedValues: 0, end: HistoryBatchEnd())
+        }
+        let dependents = try walk.dependents ?? dependents(ofURI: uri, in: snapshot)
+        let (ids, next) = walk.progress.page(of: dependents, size: pageSize)
+        var page = try self.page(ids[...], changed: [], in: snapshot)
+        var end = HistoryBatchEnd()
+        if let next {
+            walks[uri] = DeferredWalk(progress: next, dependents: dependents)
+            end.deferredDependents[uri] = next.text
+        } else {
+            walks[uri] = nil
+            end.finishedDeferredDependents = [uri]
+        }
+        page.end = end
+        return page
+    }
+
+    /// The indexed dependents of the related object at `uri`, in walking order; none when it is gone.
+    func dependents(ofURI uri: String, in snapshot: StoreSnapshot) throws -> [ManagedObjectID] {
+        guard let id = try? ManagedObjectID(uriRepresentation: uri) else { return [] }
+        let objects = try digests.withFirstInverses(try digests.objects([id], in: snapshot), in: snapshot)
+        let found = try DependentExpansion(configuration: configuration, digests: digests).dependents(of: objects, in: snapshot)
+        return Self.sorted(found.filter { configuration.plans[$0.entityName] != nil })
+    }
+
+    /// Objects in the order batches and walks take them: entity, then primary key.
+    static func sorted(_ ids: some Sequence<ManagedObjectID>) -> [ManagedObjectID] {
+        ids.sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
     }
 
     /// Items for one page of a batch's objects, read as the store is now; objects the batch changed that are

@@ -83,6 +83,7 @@ final class Follower {
                                          producers: store.producers)
             let exporter = try Exporter.open(source, index: index, lock: nil, events: send)
             exporter.rebuildPolicy = options.rebuildPolicy
+            exporter.defersDependents = options.defersDependents
             // One store given twice (two names of one file, or a copy) would take turns rebuilding over the other.
             if let twin = entries.first(where: { $0.exporter.store.metadata.storeUUID.caseInsensitiveCompare(exporter.store.metadata.storeUUID) == .orderedSame }) {
                 let sameFile = FileIdentity(path: store.path).map { $0 == FileIdentity(path: twin.source.storePath) } ?? false
@@ -172,6 +173,7 @@ final class Follower {
             send(.storeChanged(path: entries[position].source.storePath, change: change))
             guard let reopened = try reopen(entries[position].source, control) else { return }
             reopened.rebuildPolicy = options.rebuildPolicy
+            reopened.defersDependents = options.defersDependents
             entries[position].exporter = reopened
             entries[position].pending = true
             // Another store now: its first catch-up is reported as one.

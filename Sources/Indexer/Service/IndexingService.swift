@@ -84,6 +84,9 @@ public final class IndexingService: Sendable {
         public var batchSize = 1_000
         /// When a catch-up with a long backlog gives way to a rebuild beside the index.
         public var rebuildPolicy = RebuildPolicy()
+        /// Whether a related object's dependents beyond a page are re-indexed beside later history
+        /// (``Exporter/defersDependents``).
+        public var defersDependents = true
         public var timing = Timing()
 
         /// The defaults.

@@ -4,7 +4,7 @@ import SearchIndex
 
 extension PostgresIndex {
     /// The schema this build writes and reads.
-    public static let schemaVersion = 3
+    public static let schemaVersion = 4
 
     /// Each version's script, applied in order inside one transaction. Never edit one that shipped: add the next.
     static let migrations: [String] = [
@@ -108,6 +108,16 @@ extension PostgresIndex {
         CREATE INDEX searchlight_terms_term ON searchlight_terms (term);
         INSERT INTO searchlight_terms (term)
         SELECT word FROM ts_stat('SELECT terms FROM searchlight_items') WHERE char_length(word) >= \(TypoPlan.minimumTermLength);
+        """,
+        // 4: a related object whose change reaches more items than a page has them re-indexed a page at a
+        // time beside the history after it; how far that went, as the SQLite index's `deferred_dependents`.
+        """
+        CREATE TABLE searchlight_deferred_dependents (
+            uri text PRIMARY KEY,
+            store_uuid text NOT NULL,
+            progress text NOT NULL
+        );
+        CREATE INDEX searchlight_deferred_dependents_store ON searchlight_deferred_dependents (store_uuid);
         """,
     ]
 

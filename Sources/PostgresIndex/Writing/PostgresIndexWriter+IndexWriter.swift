@@ -78,6 +78,10 @@ extension PostgresIndexWriter {
         try PostgresIndex.blocking(watching: index.connection) { () async throws(PostgresIndexError) in try await self.shownValues(for: uris) }
     }
 
+    public func deferredDependents(storeUUID: String) throws(SearchIndexError) -> [String: String] {
+        try PostgresIndex.blocking(watching: index.connection) { () async throws(PostgresIndexError) in try await self.deferredDependents(storeUUID: storeUUID) }
+    }
+
     /// Never stale: a database is not a file that can be deleted under its writer (a lost connection
     /// fails the next write instead).
     public func staleness() -> SearchIndexError? { nil }

@@ -457,11 +457,29 @@ public final class PostgresIndexWriter: IndexWriter {
             var bindings = PostgresBindings()
             bindings.append(storeUUID)
             _ = try await PostgresIndex.rows("DELETE FROM searchlight_shown_values WHERE store_uuid = $1", bindings, on: connection)
+            _ = try await PostgresIndex.rows("DELETE FROM searchlight_deferred_dependents WHERE store_uuid = $1", bindings, on: connection)
         }
         if !batch.forgottenShownValues.isEmpty {
             var bindings = PostgresBindings()
             bindings.append(batch.forgottenShownValues)
             _ = try await PostgresIndex.rows("DELETE FROM searchlight_shown_values WHERE uri = ANY($1::text[])", bindings, on: connection)
+        }
+        let finished = batch.forgottenShownValues + batch.finishedDeferredDependents
+        if !finished.isEmpty {
+            var bindings = PostgresBindings()
+            bindings.append(finished)
+            _ = try await PostgresIndex.rows("DELETE FROM searchlight_deferred_dependents WHERE uri = ANY($1::text[])", bindings, on: connection)
+        }
+        if !batch.deferredDependents.isEmpty {
+            let sorted = batch.deferredDependents.sorted { $0.key < $1.key }
+            var bindings = PostgresBindings()
+            bindings.append(sorted.map(\.key))
+            bindings.append(sorted.map(\.value))
+            bindings.append(storeUUID)
+            _ = try await PostgresIndex.rows("""
+                INSERT INTO searchlight_deferred_dependents (uri, store_uuid, progress) SELECT u, $3, p FROM unnest($1::text[], $2::text[]) AS t(u, p)
+                ON CONFLICT (uri) DO UPDATE SET progress = excluded.progress, store_uuid = excluded.store_uuid
+                """, bindings, on: connection)
         }
         if !batch.shownValues.isEmpty {
             let sorted = batch.shownValues.sorted { $0.key < $1.key }
@@ -523,6 +541,7 @@ public final class PostgresIndexWriter: IndexWriter {
             let removed = try await PostgresIndex.value("WITH gone AS (DELETE FROM searchlight_items WHERE store_uuid = $1 RETURNING 1) SELECT count(*) FROM gone",
                                                         bindings, on: connection, as: Int64.self) ?? 0
             _ = try await PostgresIndex.rows("DELETE FROM searchlight_shown_values WHERE store_uuid = $1", bindings, on: connection)
+            _ = try await PostgresIndex.rows("DELETE FROM searchlight_deferred_dependents WHERE store_uuid = $1", bindings, on: connection)
             _ = try await PostgresIndex.rows("DELETE FROM searchlight_stores WHERE uuid = $1", bindings, on: connection)
             try await PostgresIndex.execute("COMMIT", on: connection)
             record([uuid: nil])
@@ -540,6 +559,7 @@ public final class PostgresIndexWriter: IndexWriter {
             bindings.append(storeUUID)
             _ = try await PostgresIndex.rows("UPDATE searchlight_stores SET generation = generation + 1 WHERE uuid = $1", bindings, on: connection)
             _ = try await PostgresIndex.rows("DELETE FROM searchlight_shown_values WHERE store_uuid = $1", bindings, on: connection)
+            _ = try await PostgresIndex.rows("DELETE FROM searchlight_deferred_dependents WHERE store_uuid = $1", bindings, on: connection)
             try await PostgresIndex.execute("COMMIT", on: connection)
         }
     }
@@ -579,6 +599,19 @@ public final class PostgresIndexWriter: IndexWriter {
         for row in try await index.rows("SELECT uri, digest FROM searchlight_shown_values WHERE uri = ANY($1::text[])", bindings) {
             let (uri, digest) = try PostgresIndex.decode(row, as: (String, String).self)
             found[uri] = digest
+        }
+        return found
+    }
+
+    /// The progress saved with earlier batches of one store's related objects whose dependents are still
+    /// being re-indexed, by the object's URI.
+    public func deferredDependents(storeUUID: String) async throws(PostgresIndexError) -> [String: String] {
+        var bindings = PostgresBindings()
+        bindings.append(storeUUID)
+        var found: [String: String] = [:]
+        for row in try await index.rows("SELECT uri, progress FROM searchlight_deferred_dependents WHERE store_uuid = $1", bindings) {
+            let (uri, progress) = try PostgresIndex.decode(row, as: (String, String).self)
+            found[uri] = progress
         }
         return found
     }

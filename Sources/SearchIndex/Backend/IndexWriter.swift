@@ -52,6 +52,10 @@ public protocol IndexWriter: AnyObject, Sendable {
     /// The digests saved with earlier batches (``IndexBatch/shownValues``) of the related objects named.
     func shownValues(for uris: [String]) throws(SearchIndexError) -> [String: String]
 
+    /// The progress saved with earlier batches (``IndexBatch/deferredDependents``) of one store's related
+    /// objects whose dependents are still being re-indexed, by the object's URI.
+    func deferredDependents(storeUUID: String) throws(SearchIndexError) -> [String: String]
+
     /// Why this writer can no longer write where it did (its file deleted or replaced), or nil.
     func staleness() -> SearchIndexError?
 

@@ -205,6 +205,15 @@ extension SearchIndex {
             // read theirs too, where their walk made a seek per probe.
             try TermDictionary.rebuildWindows(db)
         }
+        migrator.registerMigration("v20") { db in
+            // A related object whose change reaches more items than a page (a renamed country's places) has
+            // them re-indexed a page at a time beside the history after it; how far that went, by the
+            // object's URI, in the exporter's own words (see `IndexBatch.deferredDependents`).
+            try db.execute(sql: """
+                CREATE TABLE deferred_dependents (uri TEXT PRIMARY KEY, store_id INTEGER NOT NULL, progress TEXT NOT NULL) WITHOUT ROWID;
+                CREATE INDEX deferred_dependents_by_store ON deferred_dependents (store_id);
+                """)
+        }
         return migrator
     }
 
@@ -219,7 +228,7 @@ extension SearchIndex {
     package static let attributeItemIndex = "CREATE INDEX item_attributes_by_item ON item_attributes (item_id, name, kind, number, text);"
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 19
+    static let schemaVersion = 20
 
     /// Writes every item's term vector from its stored texts, tokenized as FTS5 tokenized them (schema 14).
     ///

@@ -56,12 +56,22 @@ extension SearchIndex {
         // Looking statements up by their SQL text for every item cost more than hashing is worth.
         let statements = try UpsertStatements(db)
         for uri in batch.deletes where try delete(uri: uri, removals: statements.removals, db: db) { result.deleted += 1 }
-        if batch.forgetsStoreShownValues { try db.execute(sql: "DELETE FROM shown_values WHERE store_id = ?", arguments: [storeID]) }
+        if batch.forgetsStoreShownValues {
+            try db.execute(sql: "DELETE FROM shown_values WHERE store_id = ?", arguments: [storeID])
+            try db.execute(sql: "DELETE FROM deferred_dependents WHERE store_id = ?", arguments: [storeID])
+        }
         if !batch.forgottenShownValues.isEmpty || !batch.shownValues.isEmpty {
             let forget = try db.cachedStatement(sql: "DELETE FROM shown_values WHERE uri = ?")
             for uri in batch.forgottenShownValues { try forget.execute(arguments: [uri]) }
             let save = try db.cachedStatement(sql: "INSERT OR REPLACE INTO shown_values (uri, store_id, digest) VALUES (?, ?, ?)")
             for (uri, digest) in batch.shownValues { try save.execute(arguments: [uri, storeID, digest]) }
+        }
+        let finished = batch.forgottenShownValues + batch.finishedDeferredDependents
+        if !finished.isEmpty || !batch.deferredDependents.isEmpty {
+            let finish = try db.cachedStatement(sql: "DELETE FROM deferred_dependents WHERE uri = ?")
+            for uri in finished { try finish.execute(arguments: [uri]) }
+            let save = try db.cachedStatement(sql: "INSERT OR REPLACE INTO deferred_dependents (uri, store_id, progress) VALUES (?, ?, ?)")
+            for (uri, progress) in batch.deferredDependents { try save.execute(arguments: [uri, storeID, progress]) }
         }
         let mark = batch.marksRebuild ? try db.cachedStatement(sql: "INSERT OR IGNORE INTO rebuild_marks (id, store_id) VALUES (?, ?)") : nil
         // Items prepared ahead by the caller, or here, untokenized: an unchanged item is never tokenized.

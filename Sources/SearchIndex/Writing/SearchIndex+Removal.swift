@@ -24,7 +24,8 @@ extension SearchIndex {
             try db.execute(sql: """
                 INSERT INTO items_fts (items_fts) VALUES ('delete-all');
                 DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo; DELETE FROM rebuild_marks; DELETE FROM item_attributes;
-                DELETE FROM item_terms; DELETE FROM term_windows; DELETE FROM shown_values; DELETE FROM stores WHERE id = \(storeID);
+                DELETE FROM item_terms; DELETE FROM term_windows; DELETE FROM shown_values; DELETE FROM deferred_dependents;
+                DELETE FROM stores WHERE id = \(storeID);
                 """)
             try TermLeaders.forgetAll(db)
             return count
@@ -49,6 +50,7 @@ extension SearchIndex {
                 guard let last = rows.last else {
                     try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = ?", arguments: [storeID])
                     try db.execute(sql: "DELETE FROM shown_values WHERE store_id = ?", arguments: [storeID])
+                    try db.execute(sql: "DELETE FROM deferred_dependents WHERE store_id = ?", arguments: [storeID])
                     try db.execute(sql: "DELETE FROM stores WHERE id = ?", arguments: [storeID])
                     if removed > 0 { try TermDictionary.refresh(db) }
                     return true
@@ -63,11 +65,29 @@ extension SearchIndex {
     /// Starts a rebuild that keeps the store's items searchable: forgets the marks of an earlier rebuild
     /// that never finished. Batches with ``IndexBatch/marksRebuild`` then mark what they write again.
     /// The digests of what related objects show are forgotten too: a rebuild re-indexes every item with
-    /// what its related objects show now, which an older digest may not describe.
+    /// what its related objects show now, which an older digest may not describe. So are deferred
+    /// dependents: the rebuild re-indexes them all.
     public func beginRebuild(storeUUID: String) throws(SearchIndexError) {
         try write { db in
             try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = (SELECT id FROM stores WHERE uuid = ?)", arguments: [storeUUID])
             try db.execute(sql: "DELETE FROM shown_values WHERE store_id = (SELECT id FROM stores WHERE uuid = ?)", arguments: [storeUUID])
+            try db.execute(sql: "DELETE FROM deferred_dependents WHERE store_id = (SELECT id FROM stores WHERE uuid = ?)", arguments: [storeUUID])
+        }
+    }
+
+    /// The progress saved with earlier batches (``IndexBatch/deferredDependents``) of the related objects
+    /// whose dependents are still being re-indexed, by the object's URI: what a follower resumes, and what
+    /// "findable" waits for besides the token.
+    public func deferredDependents(storeUUID: String) throws(SearchIndexError) -> [String: String] {
+        try read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT d.uri, d.progress FROM deferred_dependents d JOIN stores s ON s.id = d.store_id WHERE s.uuid = ?
+                """, arguments: [storeUUID])
+            var found: [String: String] = [:]
+            for row in rows {
+                if let uri = row[0] as String?, let progress = row[1] as String? { found[uri] = progress }
+            }
+            return found
         }
     }
 

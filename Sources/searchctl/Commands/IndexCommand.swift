@@ -53,6 +53,9 @@ struct IndexCommand: AsyncParsableCommand {
     @Option(help: "Objects per index transaction.")
     var batchSize = 1_000
 
+    @Flag(help: "Re-index every item a history batch reaches in that batch's transaction, a big rename's too (by default items beyond a page that show a changed related object follow a page at a time, so later saves do not wait for them).")
+    var wholeBatches = false
+
     @Flag(help: "Print the effective configuration (defaults filled in) as JSON and exit.")
     var printConfig = false
 
@@ -86,6 +89,7 @@ struct IndexCommand: AsyncParsableCommand {
             let indexPath = namedIndex ?? IndexLocation.defaultIndex(forStore: store[0])
             var options = IndexingService.Options()
             options.batchSize = batchSize
+            options.defersDependents = !wholeBatches
             let stores = store.map { IndexingService.Store(path: $0, modelPath: model, configuration: configuration) }
             let service: IndexingService
             if PostgresLocation.isPostgres(indexPath) {

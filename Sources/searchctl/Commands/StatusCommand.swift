@@ -37,6 +37,8 @@ struct StatusCommand: ParsableCommand {
                             ("token", .int(store.checkpoint.token)), ("newestTransaction", store.newestTransaction.map(JSONValue.int) ?? .null),
                             // Until an export ends, the token says nothing about how complete the index is.
                             ("lag", store.lag.map(JSONValue.int) ?? .null),
+                            // Related objects whose dependents are re-indexed a page at a time beside later saves.
+                            ("deferredDependents", store.deferredDependents.map { .int(Int64($0)) } ?? .null),
                             ("updatedAt", .string(store.checkpoint.updatedAt.iso8601)),
                             ("exportInProgress", .bool(store.export != nil)),
                             ("export", store.export.map { export in
@@ -64,6 +66,9 @@ struct StatusCommand: ParsableCommand {
                     } else {
                         let newest = store.newestTransaction.map { "newest \($0), lag \(store.lag ?? 0)" } ?? (store.problem ?? "no history")
                         print("  token \(store.checkpoint.token); \(newest); updated \(store.checkpoint.updatedAt.iso8601)")
+                        if let walks = store.deferredDependents, walks > 0 {
+                            print("  re-indexing the items that show \(walks) changed related object\(walks == 1 ? "" : "s") (a page at a time beside later saves)")
+                        }
                     }
                     print("  configuration: " + (store.checkpoint.configuration != nil
                         ? "kept with the index (reused by searchctl index without --config; --format json prints it)"

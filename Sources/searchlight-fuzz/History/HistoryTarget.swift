@@ -1,13 +1,17 @@
 @testable import CoreDataStore
 import Foundation
 import GRDB
+@testable import Indexer
 
-/// Fuzzes the history decoders: `ZCOLUMNS` bitmaps and `ZTOMBSTONE<n>` values.
+/// Fuzzes the history decoders: `ZCOLUMNS` bitmaps and `ZTOMBSTONE<n>` values; and the follower's own
+/// record of a walk of deferred dependents, as a damaged index may hand it back.
 ///
 /// Input: the first byte picks the column value's storage (mod 5: null, integer, real, text, blob; its high bits
 /// vary the bitmap's property count), the rest is its payload — 8 big-endian bytes for numbers. Invariants: the
 /// value decodes as every attribute type and re-encodes to a value that decodes the same; a bitmap decodes to
-/// names that encode back to the bitmap's bits within the order.
+/// names that encode back to the bitmap's bits within the order. The whole input as a walk's progress: if
+/// it reads, it writes back the same; walked over a list, it ends within a pass of the list; restarted, it
+/// takes every dependent.
 enum HistoryTarget {
     static let target = FuzzTarget(name: "history") { data in
         guard let kind = data.first else { return }
@@ -21,6 +25,28 @@ enum HistoryTarget {
             }
         }
         checkBitmap(payload, propertyCount: max(0, payload.count * 8 + Int(kind >> 3) - 16))
+        checkWalk(String(decoding: data, as: UTF8.self), size: Int(kind % 7) + 1)
+    }
+
+    static func checkWalk(_ text: String, size: Int) {
+        guard let progress = DeferredDependents(text: text) else { return }
+        guard DeferredDependents(text: progress.text) == progress else { fatalError("\(text) reads as \(progress), which writes \(progress.text)") }
+        let list = (0..<24).map { ManagedObjectID(storeUUID: "S", entityName: $0 % 2 == 0 ? "Place" : "Country", primaryKey: Int64($0 * 3)) }
+            .sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
+        for start in [progress, progress.restarted(at: 1)] {
+            var taken: [ManagedObjectID] = []
+            var next: DeferredDependents? = start
+            var pages = 0
+            while let current = next {
+                let page = current.page(of: list, size: size)
+                guard page.ids.count <= size else { fatalError("\(current) took \(page.ids.count) for a page of \(size)") }
+                taken += page.ids
+                next = page.next
+                pages += 1
+                guard pages <= list.count * 2 + 2 else { fatalError("the walk from \(text) does not end") }
+            }
+            if start != progress, Set(taken) != Set(list) { fatalError("restarted, \(text) took \(taken.count) of \(list.count)") }
+        }
     }
 
     static func databaseValue(kind: UInt8, payload: Data) -> DatabaseValue {
