@@ -108,7 +108,7 @@ struct StormBenchmark: ParsableCommand {
         guard edit.terminationStatus == 0 else { throw BenchmarkError("appsim edit failed (exit \(edit.terminationStatus))") }
         let saves = try Self.saves(log: log)
         guard let last = saves.last else { throw BenchmarkError("appsim edit logged no saves") }
-        while samples.last.map({ !$0.covers(last) }) ?? true, Date().timeIntervalSince1970 - last.committed < 120, follower.isRunning {
+        while samples.last.map({ $0.token < last.transaction || !$0.walks.isEmpty }) ?? true, Date().timeIntervalSince1970 - last.committed < 120, follower.isRunning {
             samples.append(watcher.sample())
             usleep(5_000)
         }
@@ -237,7 +237,8 @@ final class TokenWatcher {
     /// can only have moved on since).
     func sample() -> Sample {
         let token = self.token()
-        let walks = (try? index?.deferredDependents(storeUUID: storeUUID)) ?? [:]
+        // Walks that could not be read: nothing is taken as findable then.
+        guard let walks = try? index?.deferredDependents(storeUUID: storeUUID) else { return Sample(time: Date().timeIntervalSince1970, token: 0, walks: [:]) }
         // A walk whose progress does not read is taken as begun before every save.
         return Sample(time: Date().timeIntervalSince1970, token: token, walks: walks.mapValues { DeferredDependents(text: $0)?.origin ?? 0 })
     }
@@ -261,7 +262,8 @@ final class TokenWatcher {
         while Date() < deadline && follower.isRunning {
             // Every walk begun at or before the token done too (a rename's places).
             if self.token(exportFinished: exportFinished) >= max(token, 1),
-               !((try? index?.deferredDependents(storeUUID: storeUUID)) ?? [:]).values.contains(where: { DeferredDependents(text: $0).map { $0.origin <= token } ?? true }) {
+               let walks = try? index?.deferredDependents(storeUUID: storeUUID),
+               !walks.values.contains(where: { DeferredDependents(text: $0).map { $0.origin <= token } ?? true }) {
                 return Date()
             }
             usleep(5_000)

@@ -233,6 +233,18 @@ struct DeferredDependentsTests {
         try await expectFresh(path, index, config: config)
     }
 
+    @Test("a rebuild keeps the walks until its last page (one interrupted before it must not lose them), then ends them")
+    func rebuildKeepsWalks() async throws {
+        let (path, _, _, _, index, config) = try await stoppedWalk(done: 100)
+        let uuid = try PersistentStore(path: path).metadata.storeUUID
+        try index.beginRebuild(storeUUID: uuid)
+        #expect(try index.deferredDependents(storeUUID: uuid).count == 1)
+        let summary = try await exporter(path, index: index, config: config).catchUp(rebuild: true)
+        #expect(summary.rebuildReason != nil, "\(summary)")
+        #expect(try await index.count(SearchRequest(query: "nippon")) == 601)
+        try await expectFresh(path, index, config: config)
+    }
+
     @Test("a damaged progress walks every dependent again; whole batches (defersDependents off) still finish a walk saved before")
     func damagedAndWhole() async throws {
         let (path, _, japan, _, index, config) = try await stoppedWalk(done: 300)

@@ -66,6 +66,8 @@ extension Exporter {
         // The producer's failure (the store's) ends the transaction with the pages before it committed, and
         // is thrown as itself after: inside the index's transaction it would read as the index's.
         var producerError: (any Error)?
+        // Walks of deferred dependents begun before the export (no catch-up runs beside it).
+        let walks = Array(try index.deferredDependents(storeUUID: base.storeUUID).keys)
         while !finished && !stopping {
             let began = DispatchTime.now().uptimeNanoseconds
             var pagesInTransaction = 0
@@ -92,6 +94,9 @@ extension Exporter {
                 var batch = IndexBatch(prepared: page.items, checkpoint: checkpoint, marksRebuild: sweeping)
                 batch.shownValues = page.shownValues
                 batch.forgetsStoreShownValues = page.forgetsShownValues
+                // The export's last page: it wrote every dependent a walk begun before it had left, so the walks
+                // end with it (not when it begins: a rebuild interrupted before its first page must find them).
+                if page.state == nil { batch.finishedDeferredDependents = walks }
                 return batch
             })
             summary.inserted += result.inserted

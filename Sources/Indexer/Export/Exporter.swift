@@ -65,7 +65,7 @@ public final class Exporter {
     /// Whether a related object whose change reaches more items than a page (a renamed country's places)
     /// has them re-indexed a page at a time beside the history after it (true, the default: a save behind
     /// a big rename waits for a page of it), or in the history batch that changed it, all visible at once
-    /// (false: a save behind it waits for all of it).
+    /// (false: a save behind it waits for all of it; walks saved before still finish a page at a time).
     public var defersDependents = true
 
     /// Opens an exporter; takes the index's writer lock (a second exporter fails naming the first).

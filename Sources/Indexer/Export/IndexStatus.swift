@@ -39,8 +39,10 @@ public struct IndexStatus: Sendable {
                     return Store(checkpoint: checkpoint, problem: "the store at this path here is another one (UUID \(store.metadata.storeUUID)): "
                                  + "this store was indexed from another machine, or replaced since")
                 }
+                // Walks are counted in an index file; another backend's reader is not asked, nor does a failed
+                // count hide the store's lag.
                 return Store(checkpoint: checkpoint, newestTransaction: store.hasHistory ? try store.historyBounds().newest : nil,
-                             deferredDependents: try (index as? SearchIndex)?.deferredDependents(storeUUID: checkpoint.storeUUID).count)
+                             deferredDependents: try? (index as? SearchIndex)?.deferredDependents(storeUUID: checkpoint.storeUUID).count)
             } catch {
                 return Store(checkpoint: checkpoint, problem: "\(error)")
             }

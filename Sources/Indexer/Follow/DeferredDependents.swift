@@ -11,7 +11,7 @@ import Foundation
 /// midway (a new digest) re-indexes every dependent from where the walk is, around the list once
 /// (``restarted(at:)``): the pages before the change showed the old values. Dependents that join the object
 /// later are re-indexed by their own change, and those deleted are skipped, so the list found when the walk
-/// (re)starts is the one it walks.
+/// (re)starts, or resumes in a new run, is the one it walks.
 ///
 /// Saved in the index as JSON (``text``), which the index keeps without reading; a progress that does not
 /// decode (a damaged index) walks every dependent again. Public for what watches a follower: a save that
@@ -31,8 +31,9 @@ public struct DeferredDependents: Sendable, Equatable, Codable {
         static func < (lhs: Key, rhs: Key) -> Bool { (lhs.entity, lhs.primaryKey) < (rhs.entity, rhs.primaryKey) }
     }
 
-    /// The oldest transaction whose change to the object some dependent may not show yet: a save at or
-    /// after it that changed the object is findable, all of it, once this progress is gone.
+    /// A transaction no later than the oldest change to the object some dependent may not show yet (the
+    /// first of the batch that began the walk): a save at or after it that changed the object is findable,
+    /// all of it, once this progress is gone.
     public internal(set) var origin: Int64
     /// The last dependent re-indexed; nil before the first.
     var after: Key?

@@ -29,8 +29,9 @@ extension Exporter {
         }
     }
 
-    /// The catch-up's commit stage: one index transaction per history batch, until history ends, the task is
-    /// cancelled or the backlog is worth a rebuild (the estimate then).
+    /// The catch-up's commit stage: one index transaction per history batch, and per page of a deferred walk,
+    /// until history ends with no walk left, the task is cancelled or the backlog is worth a rebuild (the
+    /// estimate then).
     private func commit(_ pages: PageQueue<HistoryPage>, from start: StoreCheckpoint, summary: inout Summary, estimate: inout RebuildPolicy.Estimate,
                         allowsRebuild: Bool, began: UInt64) throws -> RebuildPolicy.Estimate? {
         var reached = (token: start.token, timestamp: start.tokenTimestamp)

@@ -49,10 +49,11 @@ struct HistoryBatchEnd: Sendable {
 /// objects, as a first export is, so a rename that touches thirty thousand items runs at export speed
 /// instead of building them all on the committing thread.
 ///
-/// A changed object with more dependents than a page has them deferred (``DeferredDependents``): the batch
-/// commits its changed objects and the walk's start, and the walk goes on a page at a time between the
-/// batches after it, so a save behind a big rename waits for a page of it, not all of it. The catch-up ends
-/// when history is written and no walk is left.
+/// A changed object with more dependents than a page, or with a walk under way, has them deferred
+/// (``DeferredDependents``): the batch commits its changed objects and the walk's (re)start, and the walk
+/// goes on a page at a time between the batches after it, so a save behind a big rename waits for a page of
+/// it, not all of it. The catch-up ends when history is written and no walk is left: an object changed
+/// again faster than its walk goes round keeps it going.
 struct HistoryProducer: Sendable {
     let store: PersistentStore
     /// Read for the digests saved with earlier batches.

@@ -559,7 +559,7 @@ public final class PostgresIndexWriter: IndexWriter {
             bindings.append(storeUUID)
             _ = try await PostgresIndex.rows("UPDATE searchlight_stores SET generation = generation + 1 WHERE uuid = $1", bindings, on: connection)
             _ = try await PostgresIndex.rows("DELETE FROM searchlight_shown_values WHERE store_uuid = $1", bindings, on: connection)
-            _ = try await PostgresIndex.rows("DELETE FROM searchlight_deferred_dependents WHERE store_uuid = $1", bindings, on: connection)
+            // Walks of deferred dependents stay until the rebuild's last batch ends them (as in the SQLite index).
             try await PostgresIndex.execute("COMMIT", on: connection)
         }
     }

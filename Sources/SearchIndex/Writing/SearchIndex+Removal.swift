@@ -65,13 +65,13 @@ extension SearchIndex {
     /// Starts a rebuild that keeps the store's items searchable: forgets the marks of an earlier rebuild
     /// that never finished. Batches with ``IndexBatch/marksRebuild`` then mark what they write again.
     /// The digests of what related objects show are forgotten too: a rebuild re-indexes every item with
-    /// what its related objects show now, which an older digest may not describe. So are deferred
-    /// dependents: the rebuild re-indexes them all.
+    /// what its related objects show now, which an older digest may not describe. Walks of deferred dependents
+    /// are kept: a rebuild interrupted before its first page is not resumed, and the walks would be lost; the
+    /// export's last batch ends them (``IndexBatch/finishedDeferredDependents``).
     public func beginRebuild(storeUUID: String) throws(SearchIndexError) {
         try write { db in
             try db.execute(sql: "DELETE FROM rebuild_marks WHERE store_id = (SELECT id FROM stores WHERE uuid = ?)", arguments: [storeUUID])
             try db.execute(sql: "DELETE FROM shown_values WHERE store_id = (SELECT id FROM stores WHERE uuid = ?)", arguments: [storeUUID])
-            try db.execute(sql: "DELETE FROM deferred_dependents WHERE store_id = (SELECT id FROM stores WHERE uuid = ?)", arguments: [storeUUID])
         }
     }
 

@@ -31,8 +31,9 @@ enum HistoryTarget {
     static func checkWalk(_ text: String, size: Int) {
         guard let progress = DeferredDependents(text: text) else { return }
         guard DeferredDependents(text: progress.text) == progress else { fatalError("\(text) reads as \(progress), which writes \(progress.text)") }
-        let list = (0..<24).map { ManagedObjectID(storeUUID: "S", entityName: $0 % 2 == 0 ? "Place" : "Country", primaryKey: Int64($0 * 3)) }
-            .sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
+        let countries = (0..<12).map { ManagedObjectID(storeUUID: "S", entityName: "Country", primaryKey: Int64($0 * 6 + 3)) }
+        let places = (0..<12).map { ManagedObjectID(storeUUID: "S", entityName: "Place", primaryKey: Int64($0 * 6)) }
+        let list: [ManagedObjectID] = countries + places
         for start in [progress, progress.restarted(at: 1)] {
             var taken: [ManagedObjectID] = []
             var next: DeferredDependents? = start
