@@ -470,28 +470,22 @@ public final class PostgresIndexWriter: IndexWriter {
             bindings.append(finished)
             _ = try await PostgresIndex.rows("DELETE FROM searchlight_deferred_dependents WHERE uri = ANY($1::text[])", bindings, on: connection)
         }
-        if !batch.deferredDependents.isEmpty {
-            let sorted = batch.deferredDependents.sorted { $0.key < $1.key }
-            var bindings = PostgresBindings()
-            bindings.append(sorted.map(\.key))
-            bindings.append(sorted.map(\.value))
-            bindings.append(storeUUID)
-            _ = try await PostgresIndex.rows("""
-                INSERT INTO searchlight_deferred_dependents (uri, store_uuid, progress) SELECT u, $3, p FROM unnest($1::text[], $2::text[]) AS t(u, p)
-                ON CONFLICT (uri) DO UPDATE SET progress = excluded.progress, store_uuid = excluded.store_uuid
-                """, bindings, on: connection)
-        }
-        if !batch.shownValues.isEmpty {
-            let sorted = batch.shownValues.sorted { $0.key < $1.key }
-            var bindings = PostgresBindings()
-            bindings.append(sorted.map(\.key))
-            bindings.append(sorted.map(\.value))
-            bindings.append(storeUUID)
-            _ = try await PostgresIndex.rows("""
-                INSERT INTO searchlight_shown_values (uri, store_uuid, digest) SELECT u, $3, d FROM unnest($1::text[], $2::text[]) AS t(u, d)
-                ON CONFLICT (uri) DO UPDATE SET digest = excluded.digest, store_uuid = excluded.store_uuid
-                """, bindings, on: connection)
-        }
+        try await save(batch.deferredDependents, into: "searchlight_deferred_dependents", column: "progress", storeUUID: storeUUID)
+        try await save(batch.shownValues, into: "searchlight_shown_values", column: "digest", storeUUID: storeUUID)
+    }
+
+    /// Saves texts by related object's URI into `table`'s `column` (this file's own names), over those saved before.
+    private func save(_ values: [String: String], into table: String, column: String, storeUUID: String) async throws(PostgresIndexError) {
+        guard !values.isEmpty else { return }
+        let sorted = values.sorted { $0.key < $1.key }
+        var bindings = PostgresBindings()
+        bindings.append(sorted.map(\.key))
+        bindings.append(sorted.map(\.value))
+        bindings.append(storeUUID)
+        _ = try await PostgresIndex.rows("""
+            INSERT INTO \(table) (uri, store_uuid, \(column)) SELECT u, $3, v FROM unnest($1::text[], $2::text[]) AS t(u, v)
+            ON CONFLICT (uri) DO UPDATE SET \(column) = excluded.\(column), store_uuid = excluded.store_uuid
+            """, bindings, on: connection)
     }
 
     private func writeCheckpoint(_ checkpoint: StoreCheckpoint, delta: ItemRow.Statistics) async throws(PostgresIndexError) {
