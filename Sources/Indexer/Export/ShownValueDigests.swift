@@ -148,13 +148,19 @@ struct ShownValueDigests: Sendable {
         return FNV1a.hex(parts.joined(separator: "\u{1E}")) + "-\(parts.reduce(0) { $0 + $1.utf8.count })"
     }
 
-    /// The values at the end of a key path from `object` (related objects by URI, to-many in key order), the
-    /// objects on the way looked up in `graph`; nil when the path holds an operator or goes on through an attribute.
+    /// The values at the end of a key path from `object` (related objects by URI, to-many in key order), after
+    /// the objects on the way (by URI, looked up in `graph`); nil when the path holds an operator or goes on
+    /// through an attribute.
+    ///
+    /// The objects on the way count: an object's saved digest is not refreshed when a farther one changes (a
+    /// region's when its country is renamed, which re-indexes the places itself), so the region moved to
+    /// another country named as the first one was must still differ from it.
     func values(along path: [String], from object: ManagedObjectSnapshot, graph: [ManagedObjectID: ManagedObjectSnapshot]) -> [String]? {
         let model = configuration.model
         // An operator (@count, @sum…) is not followed here: the object's dependents are always re-indexed.
         guard !path.contains(where: { $0.hasPrefix("@") }) else { return nil }
         var current = [object]
+        var way: [String] = []
         for (step, name) in path.enumerated() {
             let isLast = step == path.count - 1
             var next: [ManagedObjectID] = []
@@ -168,14 +174,19 @@ struct ShownValueDigests: Sendable {
                     let destinations = relationship.isToMany
                         ? (object.toMany[name] ?? []).sorted { ($0.entityName, $0.primaryKey) < ($1.entityName, $1.primaryKey) }
                         : [(object.toOne[name] ?? nil)].compactMap { $0 }
-                    if isLast { values += destinations.map { $0.uriRepresentation } } else { next += destinations }
+                    if isLast {
+                        values += destinations.map { $0.uriRepresentation }
+                    } else {
+                        next += destinations
+                        way += destinations.map { "→" + $0.uriRepresentation }
+                    }
                 } else {
                     // A property of another entity of the hierarchy: this object's dependents read nothing
                     // there, and its entity never changes.
                     values.append("∅")
                 }
             }
-            if isLast { return values }
+            if isLast { return way + values }
             current = next.compactMap { graph[$0] }
         }
         return ["self"]
