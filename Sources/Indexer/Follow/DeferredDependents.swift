@@ -9,11 +9,11 @@ import Foundation
 /// of its own with this progress; the token moves on meanwhile. Pages are read in snapshots whose history is
 /// all written, so every page shows the object as its newest digest describes it. The object changed again
 /// midway (a new digest) re-indexes every dependent from where the walk is, around the list once
-/// (``restarted(at:)``): the pages before the change showed the old values. Dependents that join the object
+/// (`restarted(at:)`): the pages before the change showed the old values. Dependents that join the object
 /// later are re-indexed by their own change, and those deleted are skipped, so the list found when the walk
 /// (re)starts, or resumes in a new run, is the one it walks.
 ///
-/// Saved in the index as JSON (``text``), which the index keeps without reading; a progress that does not
+/// Saved in the index as JSON (`text`), which the index keeps without reading; a progress that does not
 /// decode (a damaged index) walks every dependent again. Public for what watches a follower: a save that
 /// changed a related object is findable, all of it, once the token covers it and no walk of that object
 /// began at or before it (``origin``).
@@ -47,7 +47,7 @@ public struct DeferredDependents: Sendable, Equatable, Codable {
         self.origin = origin
     }
 
-    /// The progress saved in the index (``SearchIndex/SearchIndex/deferredDependents(storeUUID:)``); nil when
+    /// The progress saved in the index (`SearchIndex.deferredDependents(storeUUID:)`); nil when
     /// it does not read as one.
     public init?(text: String) {
         guard let decoded = try? JSONDecoder().decode(Self.self, from: Data(text.utf8)) else { return nil }
