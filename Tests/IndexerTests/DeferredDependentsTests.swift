@@ -233,6 +233,24 @@ struct DeferredDependentsTests {
         try await expectFresh(path, index, config: config)
     }
 
+    @Test("with a walk slice, a catch-up returns with walks left once history is written, and the next ones go on from there")
+    func walkSlices() async throws {
+        let (path, writer, japan, _, _, index, config) = try await atlas()
+        var save = SaveRequest()
+        save.update(.saved(japan), attributes: ["name": .string("Nippon")])
+        try writer.save(save)
+        let exporter = try exporter(path, index: index, config: config)
+        exporter.walkSlice = 0
+        var turns: [Exporter.Summary] = []
+        repeat {
+            turns.append(try await exporter.catchUp())
+        } while turns.last?.walksLeft == true && turns.count < 100
+        // The rename's batch and a page in the first turn, then a page a turn: 12 pages of 50 places.
+        #expect(turns.count == 12 && turns.dropLast().allSatisfy(\.walksLeft), "\(turns.count) turns")
+        #expect(turns.reduce(0) { $0 + $1.updated } == 601)
+        try await expectFresh(path, index, config: config)
+    }
+
     @Test("a rebuild keeps the walks until its last page (one interrupted before it must not lose them), then ends them")
     func rebuildKeepsWalks() async throws {
         let (path, _, _, _, index, config) = try await stoppedWalk(done: 100)

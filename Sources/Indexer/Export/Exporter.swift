@@ -34,6 +34,9 @@ public final class Exporter {
         /// An empty summary of a catch-up of `store`.
         public init(store: IndexedStore) { self.store = store }
 
+        /// Whether the catch-up returned with walks of deferred dependents left (after its ``walkSlice``).
+        public var walksLeft = false
+
         /// Whether the catch-up changed the index (or rebuilt it).
         public var changedIndex: Bool { inserted + updated + deleted > 0 || rebuildReason != nil }
     }
@@ -67,6 +70,12 @@ public final class Exporter {
     /// a big rename waits for a page of it), or in the history batch that changed it, all visible at once
     /// (false: a save behind it waits for all of it; walks saved before still finish a page at a time).
     public var defersDependents = true
+
+    /// How long a catch-up walks deferred dependents once history is written before it returns with walks
+    /// left (``Summary/walksLeft``), so that a follower serves its other stores and requests between turns;
+    /// nil (the default) walks until none is left. An object changed again faster than its walk goes round
+    /// would otherwise keep one catch-up going.
+    public var walkSlice: TimeInterval?
 
     /// Opens an exporter; takes the index's writer lock (a second exporter fails naming the first).
     ///

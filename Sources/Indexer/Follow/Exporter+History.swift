@@ -22,7 +22,7 @@ extension Exporter {
         }
         let pages = PageQueue<HistoryPage>(capacity: 2)
         let producer = HistoryProducer(store: store, index: index, builder: builder, digests: digests, batchSize: batchSize,
-                                       defersDependents: defersDependents)
+                                       defersDependents: defersDependents, walkSlice: walkSlice)
         let deferred = try index.deferredDependents(storeUUID: start.storeUUID)
         return try await Self.withProducer(named: "searchlight history pages", pages, { producer.run(after: start.token, deferred: deferred, into: pages) }) {
             try commit(pages, from: start, summary: &summary, estimate: &estimate, allowsRebuild: allowsRebuild, began: began)
@@ -81,6 +81,8 @@ extension Exporter {
             if allowsRebuild && estimate.objectCount > 0 && rebuildPolicy.prefersRebuild(estimate) { return estimate }
         }
         if let producerError { throw producerError }
+        // A producer that gave its slice up left walks for the next catch-up.
+        if walkSlice != nil { summary.walksLeft = !(try index.deferredDependents(storeUUID: start.storeUUID).isEmpty) }
         return nil
     }
 }

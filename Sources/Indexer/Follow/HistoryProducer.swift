@@ -64,6 +64,9 @@ struct HistoryProducer: Sendable {
     /// Whether dependents beyond a page are walked beside later batches (``DeferredDependents``); walks
     /// saved before are finished either way.
     var defersDependents = true
+    /// How long walks go on once history is written before the run ends with walks left
+    /// (``Exporter/walkSlice``); nil: until none is left.
+    var walkSlice: TimeInterval?
 
     var configuration: ResolvedConfiguration { builder.configuration }
 
@@ -98,6 +101,8 @@ struct HistoryProducer: Sendable {
         var known: [String: String] = [:]
         // A progress that does not read (a damaged index) walks every dependent again, its origin unknown.
         var walks = deferred.mapValues { DeferredWalk(progress: DeferredDependents(text: $0) ?? DeferredDependents(origin: 0)) }
+        // When walking began with history written; a history batch starts the slice again.
+        var walkingSince: UInt64?
         do {
             // One store snapshot per history batch: its digests describe exactly what its pages show. (Read
             // later, a page could show a name changed and changed back since the digest, which the next
@@ -109,6 +114,7 @@ struct HistoryProducer: Sendable {
             while try store.read({ snapshot throws -> Bool in
                 var worked = false
                 if let batch = try self.batch(after: token, known: known, walks: &walks, in: snapshot) {
+                    walkingSince = nil
                     known.merge(batch.end.shownValues) { _, new in new }
                     for uri in batch.end.forgottenShownValues { known[uri] = nil }
                     // At least one page, which carries the batch's deletes first and its end last (a batch of
@@ -126,6 +132,11 @@ struct HistoryProducer: Sendable {
                 // A page of a walk only in a snapshot whose history is all in the pages before it: the page
                 // then shows each related object as the digest saved last describes it.
                 if !walks.isEmpty, try !snapshot.hasTransactions(after: token) {
+                    // The slice used up with history written (a page at least walked): the walks wait for the
+                    // next catch-up.
+                    if let walkSlice, let since = walkingSince, !worked,
+                       Double(DispatchTime.now().uptimeNanoseconds - since) / 1e9 >= walkSlice { return false }
+                    if walkingSince == nil { walkingSince = DispatchTime.now().uptimeNanoseconds }
                     guard pages.put(try self.deferredPage(&walks, in: snapshot)) else { return false }
                     worked = true
                 }

@@ -118,6 +118,8 @@ final class Follower {
     /// The run's loop: catch up, serve requests, wait for a change.
     private func follow(_ control: RunControl, monitor: StoreChangeMonitor?) async -> ExportError? {
         let timing = options.timing
+        // Following, a catch-up takes turns with the others (a one-shot catch-up walks to the end).
+        for position in entries.indices { entries[position].exporter.walkSlice = options.walkSlice }
         while !control.isStopRequested {
             for position in entries.indices where entries[position].pending && !control.isStopRequested {
                 do {
@@ -131,7 +133,9 @@ final class Follower {
             // Requests wait for the catch-ups in hand: a reindex builds on a store that is caught up.
             await serve(control.takeRequests())
             let stalled = entries.contains { $0.stalledSince != nil }
-            if let monitor {
+            if entries.contains(where: { $0.pending && $0.stalledSince == nil }) {
+                // A catch-up gave its turn up with walks left: the next round, at once.
+            } else if let monitor {
                 // Debounce before looking: the WAL is written a moment before the commit becomes visible in
                 // the shared-memory index, and a burst of saves becomes one catch-up.
                 if monitor.wait(timeout: stalled ? timing.busyRetryInterval : timing.notifiedPollInterval) {
@@ -174,6 +178,7 @@ final class Follower {
             guard let reopened = try reopen(entries[position].source, control) else { return }
             reopened.rebuildPolicy = options.rebuildPolicy
             reopened.defersDependents = options.defersDependents
+            reopened.walkSlice = options.walkSlice
             entries[position].exporter = reopened
             entries[position].pending = true
             // Another store now: its first catch-up is reported as one.
@@ -197,7 +202,8 @@ final class Follower {
         let summary = try await exporter.catchUp(rebuild: entries[position].rebuild, events: send)
         entries[position].rebuild = false
         entries[position].version = version
-        entries[position].pending = false
+        // Walks left after the catch-up's slice: its next turn comes without waiting for a save.
+        entries[position].pending = summary.walksLeft
         if entries[position].stalledSince != nil {
             entries[position].stalledSince = nil
             send(.resumed(path: entries[position].source.storePath))

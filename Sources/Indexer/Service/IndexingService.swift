@@ -87,6 +87,9 @@ public final class IndexingService: Sendable {
         /// Whether a related object's dependents beyond a page are re-indexed beside later history
         /// (``Exporter/defersDependents``).
         public var defersDependents = true
+        /// How long a followed store's catch-up walks deferred dependents before the service turns to its
+        /// other stores and requests (``Exporter/walkSlice``); the walks go on at the store's next turn.
+        public var walkSlice: TimeInterval = 1
         public var timing = Timing()
 
         /// The defaults.
