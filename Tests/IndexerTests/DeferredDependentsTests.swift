@@ -263,11 +263,12 @@ struct DeferredDependentsTests {
         try await expectFresh(path, index, config: config)
     }
 
-    @Test("a damaged progress walks every dependent again; whole batches (defersDependents off) still finish a walk saved before")
-    func damagedAndWhole() async throws {
+    @Test("a damaged progress (any type, any bytes) walks every dependent again; whole batches (defersDependents off) still finish a walk saved before",
+          arguments: ["'not a progress'", "7", "x'00ff'", "3.5"])
+    func damagedAndWhole(value: String) async throws {
         let (path, _, japan, _, index, config) = try await stoppedWalk(done: 300)
         let queue = try DatabaseQueue(path: index.path)
-        try await queue.write { db in try db.execute(sql: "UPDATE deferred_dependents SET progress = 'not a progress'") }
+        try await queue.write { db in try db.execute(sql: "UPDATE deferred_dependents SET progress = \(value)") }
         try queue.close()
         let exporter = try exporter(path, index: index, config: config)
         exporter.defersDependents = false

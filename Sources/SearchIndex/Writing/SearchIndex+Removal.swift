@@ -84,8 +84,10 @@ extension SearchIndex {
                 SELECT d.uri, d.progress FROM deferred_dependents d JOIN stores s ON s.id = d.store_id WHERE s.uuid = ?
                 """, arguments: [storeUUID])
             var found: [String: String] = [:]
+            // A progress that is not text (a damaged file) is still a walk: handed back empty, it is walked again.
+            // Decoded without trapping: GRDB's typed subscript stops the process on bytes that are not UTF-8.
             for row in rows {
-                if let uri = row[0] as String?, let progress = row[1] as String? { found[uri] = progress }
+                if let uri = String.fromDatabaseValue(row[0]) { found[uri] = String.fromDatabaseValue(row[1]) ?? "" }
             }
             return found
         }
