@@ -43,7 +43,7 @@ extension Exporter {
             if Task.isCancelled {
                 // Stopped only if something was left: a catch-up that had reached the store's newest
                 // transaction, with no deferred dependents left, is caught up, cancelled or not.
-                summary.stopped = try store.historyBounds().newest > reached.token || !(try index.deferredDependents(storeUUID: start.storeUUID).isEmpty)
+                summary.stopped = try store.historyBounds().newest > reached.token || (try hasWalks(start.storeUUID))
                 return nil
             }
             var changes = 0
@@ -82,7 +82,12 @@ extension Exporter {
         }
         if let producerError { throw producerError }
         // A producer that gave its slice up left walks for the next catch-up.
-        if walkSlice != nil { summary.walksLeft = !(try index.deferredDependents(storeUUID: start.storeUUID).isEmpty) }
+        if walkSlice != nil { summary.walksLeft = try hasWalks(start.storeUUID) }
         return nil
+    }
+
+    /// Whether the index holds walks of deferred dependents of the store, as committed.
+    private func hasWalks(_ storeUUID: String) throws -> Bool {
+        !(try index.deferredDependents(storeUUID: storeUUID).isEmpty)
     }
 }

@@ -137,8 +137,10 @@ struct HistoryProducer: Sendable {
                     if let walkSlice, let since = walkingSince, !worked,
                        Double(DispatchTime.now().uptimeNanoseconds - since) / 1e9 >= walkSlice { return false }
                     if walkingSince == nil { walkingSince = DispatchTime.now().uptimeNanoseconds }
-                    guard pages.put(try self.deferredPage(&walks, in: snapshot)) else { return false }
-                    worked = true
+                    if let page = try self.deferredPage(&walks, in: snapshot) {
+                        guard pages.put(page) else { return false }
+                        worked = true
+                    }
                 }
                 return worked
             }) {}
@@ -165,7 +167,7 @@ struct HistoryProducer: Sendable {
         var end = HistoryBatchEnd(reached: .init(token: last.number, timestamp: last.timestamp), shownValues: shown.digests, changes: coalesced.changeCount)
         for object in expanded {
             let uri = object.objectID.uriRepresentation
-            let found = Self.sorted(try expansion.dependents(of: [object], in: snapshot).filter { configuration.plans[$0.entityName] != nil })
+            let found = try indexedDependents(of: [object], expansion: expansion, in: snapshot)
             // Dependents walked already are walked again, all of them; more than a page are walked beside
             // the batches after this one; the rest are in this batch. The walk's origin is the batch's first
             // transaction: no later than the save that changed the object.
@@ -178,10 +180,10 @@ struct HistoryProducer: Sendable {
                 dependents.formUnion(found)
                 continue
             }
-            walks[uri] = DeferredWalk(progress: progress, dependents: found)
+            walks[uri] = DeferredWalk(progress: progress, dependents: Self.sorted(found))
             end.deferredDependents[uri] = progress.text
         }
-        let affected = Self.sorted(changed.union(dependents).filter { configuration.plans[$0.entityName] != nil })
+        let affected = Self.sorted(changed.filter { configuration.plans[$0.entityName] != nil }.union(dependents))
         let deletes = deleted.filter { configuration.plans[$0.entityName] != nil }.map(\.uriRepresentation).sorted()
         // A deleted object's digest goes with it, whether it was an item or not, and so does its walk.
         end.forgottenShownValues = deleted.filter { digests.isShown($0.entityName) }.map(\.uriRepresentation).sorted()
@@ -189,12 +191,11 @@ struct HistoryProducer: Sendable {
         return Batch(affected: affected, changed: changed, deletes: deletes, end: end)
     }
 
-    /// The next page of the walk with the oldest origin, in its own batch with the walk's new progress.
-    func deferredPage(_ walks: inout [String: DeferredWalk], in snapshot: StoreSnapshot) throws -> HistoryPage {
-        guard let (uri, walk) = walks.min(by: { ($0.value.progress.origin, $0.key) < ($1.value.progress.origin, $1.key) }) else {
-            return HistoryPage(items: [], deletes: [], omittedValues: 0, end: HistoryBatchEnd())
-        }
-        let dependents = try walk.dependents ?? dependents(ofURI: uri, in: snapshot)
+    /// The next page of the walk with the oldest origin, in its own batch with the walk's new progress; nil
+    /// when no walk is left.
+    func deferredPage(_ walks: inout [String: DeferredWalk], in snapshot: StoreSnapshot) throws -> HistoryPage? {
+        guard let (uri, walk) = walks.min(by: { ($0.value.progress.origin, $0.key) < ($1.value.progress.origin, $1.key) }) else { return nil }
+        let dependents = try walk.dependents ?? Self.sorted(dependents(ofURI: uri, in: snapshot))
         let (ids, next) = walk.progress.page(of: dependents, size: pageSize)
         var page = try self.page(ids[...], changed: [], in: snapshot)
         var end = HistoryBatchEnd()
@@ -209,12 +210,17 @@ struct HistoryProducer: Sendable {
         return page
     }
 
-    /// The indexed dependents of the related object at `uri`, in walking order; none when it is gone.
-    func dependents(ofURI uri: String, in snapshot: StoreSnapshot) throws -> [ManagedObjectID] {
+    /// The indexed dependents of the related object at `uri` (a walk resumed in a new run); none when it is
+    /// gone, or the URI names nothing (a damaged index).
+    func dependents(ofURI uri: String, in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
         guard let id = try? ManagedObjectID(uriRepresentation: uri) else { return [] }
         let objects = try digests.withFirstInverses(try digests.objects([id], in: snapshot), in: snapshot)
-        let found = try DependentExpansion(configuration: configuration, digests: digests).dependents(of: objects, in: snapshot)
-        return Self.sorted(found.filter { configuration.plans[$0.entityName] != nil })
+        return try indexedDependents(of: objects, expansion: DependentExpansion(configuration: configuration, digests: digests), in: snapshot)
+    }
+
+    /// The dependents of `objects` (read with their first inverses) that are items.
+    func indexedDependents(of objects: [ManagedObjectSnapshot], expansion: DependentExpansion, in snapshot: StoreSnapshot) throws -> Set<ManagedObjectID> {
+        try expansion.dependents(of: objects, in: snapshot).filter { configuration.plans[$0.entityName] != nil }
     }
 
     /// Objects in the order batches and walks take them: entity, then primary key.
