@@ -244,6 +244,8 @@ struct DeferredDependentsTests {
         var turns: [Exporter.Summary] = []
         repeat {
             turns.append(try await exporter.catchUp())
+            // Status counts the walk while it goes on, and not once it ended.
+            #expect(try IndexStatus.read(index: index).stores.map(\.deferredDependents) == [turns.last?.walksLeft == true ? 1 : 0])
         } while turns.last?.walksLeft == true && turns.count < 100
         // The rename's batch and a page in the first turn, then a page a turn: 12 pages of 50 places.
         #expect(turns.count == 12 && turns.dropLast().allSatisfy(\.walksLeft), "\(turns.count) turns")

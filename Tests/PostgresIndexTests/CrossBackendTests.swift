@@ -283,12 +283,15 @@ struct CrossBackendTests {
             #expect(found == expected)
             // A batch that deletes a URI it also upserts, upserts one URI twice, and carries an impossible place:
             // both backends keep the same thing.
-            let odd = IndexBatch(upserts: [
+            var odd = IndexBatch(upserts: [
                 IndexedItem(uri: "x-coredata://\(Self.store)/Note/p7", entity: "Note", displayName: "first"),
                 IndexedItem(uri: "x-coredata://\(Self.store)/Note/p7", entity: "Note", displayName: "second"),
                 IndexedItem(uri: "x-coredata://\(Self.store)/Note/p8", entity: "Note", displayName: "gone"),
                 IndexedItem(uri: "x-coredata://\(Self.store)/Note/p9", entity: "Note", displayName: "nowhere", latitude: 95, longitude: 10),
             ], deletes: ["x-coredata://\(Self.store)/Note/p8"], checkpoint: StoreCheckpoint(storeUUID: Self.store, storePath: "/tmp/Places.sqlite", token: 8))
+            // …and starts a walk of a related object's dependents, which status counts.
+            let country = "x-coredata://\(Self.store)/Country/p1"
+            odd.deferredDependents = [country: "{}"]
             _ = try sqlite.apply(odd)
             let writer = try await PostgresIndexWriter.open(postgres, storeUUID: Self.store)
             _ = try await writer.apply(odd)
@@ -298,6 +301,17 @@ struct CrossBackendTests {
             #expect(statistics.itemsPerEntity == (try sqlite.statistics()).itemsPerEntity)
             #expect(statistics.locatedItems == (try sqlite.statistics()).locatedItems)
             #expect(statistics.checkpoints.map(\.token) == [8])
+            #expect(statistics.deferredDependents == [Self.store: 1])
+            #expect(statistics.deferredDependents == (try sqlite.statistics()).deferredDependents)
+            // The walk's last page ends it on both.
+            var last = IndexBatch(checkpoint: StoreCheckpoint(storeUUID: Self.store, storePath: "/tmp/Places.sqlite", token: 9))
+            last.finishedDeferredDependents = [country]
+            _ = try sqlite.apply(last)
+            let finisher = try await PostgresIndexWriter.open(postgres, storeUUID: Self.store)
+            _ = try await finisher.apply(last)
+            await finisher.close()
+            #expect(try await postgres.statistics().deferredDependents == [:])
+            #expect(try sqlite.statistics().deferredDependents == [:])
             // A page that exact matches fill needs no typos, on either backend.
             #expect(try await postgres.search(SearchRequest(query: "saint", limit: 5)).hits.map(\.uri) == (try await sqlite.search(SearchRequest(query: "saint", limit: 5))).hits.map(\.uri))
         }

@@ -16,9 +16,8 @@ public struct IndexStatus: Sendable {
         /// The store's unfinished first export, rebuild or removal, if one is.
         public var export: ExportStatus? { ExportStatus(checkpoint: checkpoint) }
         /// Related objects whose dependents are still being re-indexed beside later history
-        /// (``DeferredDependents``): the index is behind on them even at lag 0. Nil where the backend was
-        /// not asked (a reader of another backend).
-        public var deferredDependents: Int?
+        /// (``DeferredDependents``): the index is behind on them even at lag 0.
+        public var deferredDependents = 0
     }
 
     public var statistics: IndexStatistics
@@ -31,21 +30,9 @@ public struct IndexStatus: Sendable {
     public static func read(index: any IndexReader) throws(SearchIndexError) -> IndexStatus {
         let statistics = try index.statistics()
         let stores = statistics.checkpoints.map { checkpoint -> Store in
-            do {
-                let store = try PersistentStore(path: checkpoint.storePath)
-                // Another machine's store at the same path (an index many machines write), or a store replaced
-                // since: its history says nothing about this one's lag.
-                guard store.metadata.storeUUID.caseInsensitiveCompare(checkpoint.storeUUID) == .orderedSame else {
-                    return Store(checkpoint: checkpoint, problem: "the store at this path here is another one (UUID \(store.metadata.storeUUID)): "
-                                 + "this store was indexed from another machine, or replaced since")
-                }
-                // Walks are counted in an index file; another backend's reader is not asked, nor does a failed
-                // count hide the store's lag.
-                return Store(checkpoint: checkpoint, newestTransaction: store.hasHistory ? try store.historyBounds().newest : nil,
-                             deferredDependents: try? (index as? SearchIndex)?.deferredDependents(storeUUID: checkpoint.storeUUID).count)
-            } catch {
-                return Store(checkpoint: checkpoint, problem: "\(error)")
-            }
+            var store = Store.read(checkpoint)
+            store.deferredDependents = statistics.deferredDependents[checkpoint.storeUUID] ?? 0
+            return store
         }
         let writer = (index as? SearchIndex).flatMap { WriterLock.holder(indexPath: $0.path) }
         return IndexStatus(statistics: statistics, stores: stores, writerPID: writer)
@@ -55,6 +42,24 @@ public struct IndexStatus: Sendable {
     /// only the index's checkpoints, so a search pays no store open for it.
     public static func unfinishedExports(index: any IndexReader) throws(SearchIndexError) -> [(storePath: String, export: ExportStatus)] {
         try index.checkpoints().compactMap { checkpoint in ExportStatus(checkpoint: checkpoint).map { (checkpoint.storePath, $0) } }
+    }
+}
+
+extension IndexStatus.Store {
+    /// A store as its checkpoint says, with its newest transaction when the store can be read here.
+    static func read(_ checkpoint: StoreCheckpoint) -> Self {
+        do {
+            let store = try PersistentStore(path: checkpoint.storePath)
+            // Another machine's store at the same path (an index many machines write), or a store replaced
+            // since: its history says nothing about this one's lag.
+            guard store.metadata.storeUUID.caseInsensitiveCompare(checkpoint.storeUUID) == .orderedSame else {
+                return Self(checkpoint: checkpoint, problem: "the store at this path here is another one (UUID \(store.metadata.storeUUID)): "
+                            + "this store was indexed from another machine, or replaced since")
+            }
+            return Self(checkpoint: checkpoint, newestTransaction: store.hasHistory ? try store.historyBounds().newest : nil)
+        } catch {
+            return Self(checkpoint: checkpoint, problem: "\(error)")
+        }
     }
 }
 

@@ -52,8 +52,16 @@ extension PostgresIndex {
             """, as: Int64.self) ?? 0
         // The database's own version: a reader of an older schema says so.
         let version = try await value("SELECT max(version) FROM searchlight_schema", as: Int.self) ?? 0
+        // Walks have a table from migration 4 on; a reader of an older database has none to count.
+        var walks: [String: Int] = [:]
+        if version >= 4 {
+            for row in try await rows("SELECT store_uuid, count(*) FROM searchlight_deferred_dependents GROUP BY store_uuid") {
+                let (store, count) = try Self.decode(row, as: (String, Int64).self)
+                walks[store] = Int(count)
+            }
+        }
         return IndexStatistics(itemsPerEntity: perEntity, locatedItems: Int(located), sizeInBytes: size,
-                               schemaVersion: version, checkpoints: try await checkpoints())
+                               schemaVersion: version, checkpoints: try await checkpoints(), deferredDependents: walks)
     }
 
     /// Every entity a request's entity filter may name: those with items, and their ancestors.

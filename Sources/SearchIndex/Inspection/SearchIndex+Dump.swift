@@ -48,14 +48,19 @@ public struct IndexStatistics: Sendable, Hashable {
     public var schemaVersion: Int
     /// Every store's checkpoint.
     public var checkpoints: [StoreCheckpoint]
+    /// Per store UUID, the related objects whose dependents are still being re-indexed a page at a time
+    /// (``IndexBatch/deferredDependents``): a store listed here is behind on them even at lag 0.
+    public var deferredDependents: [String: Int]
 
     /// Statistics of an index on another backend.
-    package init(itemsPerEntity: [String: Int], locatedItems: Int, sizeInBytes: Int64, schemaVersion: Int, checkpoints: [StoreCheckpoint]) {
+    package init(itemsPerEntity: [String: Int], locatedItems: Int, sizeInBytes: Int64, schemaVersion: Int, checkpoints: [StoreCheckpoint],
+                 deferredDependents: [String: Int] = [:]) {
         self.itemsPerEntity = itemsPerEntity
         self.locatedItems = locatedItems
         self.sizeInBytes = sizeInBytes
         self.schemaVersion = schemaVersion
         self.checkpoints = checkpoints
+        self.deferredDependents = deferredDependents
     }
 }
 
@@ -68,17 +73,22 @@ extension SearchIndex {
     /// Counts, size, schema version and checkpoints.
     public func statistics() throws(SearchIndexError) -> IndexStatistics {
         // One snapshot: counts and checkpoints always describe the same committed state.
-        let (counts, located, version, checkpoints) = try read { db in
+        let (counts, located, version, checkpoints, walks) = try read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT entity, COUNT(*) FROM items GROUP BY entity ORDER BY entity")
+            let walks = try Row.fetchAll(db, sql: """
+                SELECT s.uuid, COUNT(*) FROM deferred_dependents d JOIN stores s ON s.id = d.store_id GROUP BY s.uuid
+                """)
             return (Dictionary(try rows.map { (try $0.text(0), Int(try $0.integer(1))) }, uniquingKeysWith: +),
                     try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items_geo") ?? 0,
                     try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0,
-                    try Self.fetchCheckpoints(db))
+                    try Self.fetchCheckpoints(db),
+                    Dictionary(try walks.map { (try $0.text(0), Int(try $0.integer(1))) }, uniquingKeysWith: +))
         }
         let size = ["", "-wal"].reduce(Int64(0)) { total, suffix in
             total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int64) ?? 0)
         }
-        return IndexStatistics(itemsPerEntity: counts, locatedItems: located, sizeInBytes: size, schemaVersion: version, checkpoints: checkpoints)
+        return IndexStatistics(itemsPerEntity: counts, locatedItems: located, sizeInBytes: size, schemaVersion: version, checkpoints: checkpoints,
+                               deferredDependents: walks)
     }
 }
 

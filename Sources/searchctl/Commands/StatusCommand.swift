@@ -38,7 +38,7 @@ struct StatusCommand: ParsableCommand {
                             // Until an export ends, the token says nothing about how complete the index is.
                             ("lag", store.lag.map(JSONValue.int) ?? .null),
                             // Related objects whose dependents are re-indexed a page at a time beside later saves.
-                            ("deferredDependents", store.deferredDependents.map { .int(Int64($0)) } ?? .null),
+                            ("deferredDependents", .int(Int64(store.deferredDependents))),
                             ("updatedAt", .string(store.checkpoint.updatedAt.iso8601)),
                             ("exportInProgress", .bool(store.export != nil)),
                             ("export", store.export.map { export in
@@ -66,7 +66,8 @@ struct StatusCommand: ParsableCommand {
                     } else {
                         let newest = store.newestTransaction.map { "newest \($0), lag \(store.lag ?? 0)" } ?? (store.problem ?? "no history")
                         print("  token \(store.checkpoint.token); \(newest); updated \(store.checkpoint.updatedAt.iso8601)")
-                        if let walks = store.deferredDependents, walks > 0 {
+                        if store.deferredDependents > 0 {
+                            let walks = store.deferredDependents
                             print("  re-indexing the items that show \(walks) changed related object\(walks == 1 ? "" : "s") (a page at a time beside later saves)")
                         }
                     }
