@@ -20,7 +20,7 @@ struct FuzzTarget: Sendable {
     static let all: [FuzzTarget] = [
         PropertyListTarget.target, ModelCacheTarget.target, DeflateTarget.target, ModelXMLTarget.target,
         ConfigurationTarget.target, QueryTarget.target, HistoryTarget.target, TokenizerTarget.target, RankTarget.target, PredicateTarget.target,
-        PostgresTarget.target, VectorTarget.target,
+        PostgresTarget.target, VectorTarget.target, FacetsTarget.target,
     ]
 
     /// The target this process fuzzes, read once from `SEARCHLIGHT_FUZZ_TARGET`.

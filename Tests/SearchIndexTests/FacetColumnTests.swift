@@ -72,7 +72,7 @@ struct FacetColumnTests {
 
     /// The total and each facet of `request` as a search counts them, on the index's own connection and its kept
     /// columns, each facet with the path it took (read from its statements).
-    static func recordedFacets(_ index: SearchIndex, _ request: SearchRequest) throws -> (total: Int?, facets: [(Facet, Path)]) {
+    static func recordedFacets(_ index: SearchIndex, _ request: SearchRequest, storedReads: inout Int) throws -> (total: Int?, facets: [(Facet, Path)]) {
         let parsed = try SearchIndex.validate(request)
         return try index.read { db in
             let predicate = try SearchIndex.predicate(of: request, db: db)
@@ -90,7 +90,10 @@ struct FacetColumnTests {
                 let statements = search.statements.map(\.sql)
                 // (A filter probes the same index in a subquery: the lookups are the join.)
                 let lookedUp = statements.contains { $0.contains("JOIN item_attributes a INDEXED BY item_attributes_by_item") || $0.contains("COUNT(DISTINCT item_id)") }
-                let read = statements.contains { $0.contains("INDEXED BY item_attributes_by_number") }
+                // Read from the value indexes, or from the column the writer stored (``FacetColumn/readStored(_:maxID:db:)``).
+                let stored = statements.contains { $0.contains("FROM facet_columns") }
+                let read = stored || statements.contains { $0.contains("INDEXED BY item_attributes_by_number") }
+                if stored { storedReads += 1 }
                 let path: Path = switch (lookedUp, read) {
                 case (true, false): .lookedUp
                 case (true, true): .midway
@@ -103,8 +106,14 @@ struct FacetColumnTests {
         }
     }
 
-    @Test("words alone and places alone, lookups then a column read mid-search, kept, and read again after each write")
-    func againstBruteForce() throws {
+    static func recordedFacets(_ index: SearchIndex, _ request: SearchRequest) throws -> (total: Int?, facets: [(Facet, Path)]) {
+        var storedReads = 0
+        return try recordedFacets(index, request, storedReads: &storedReads)
+    }
+
+    @Test("words alone and places alone, lookups then a column read mid-search, kept, and read again after each write; with columns stored by the writer, read with the items changed since, or stored again",
+          arguments: [false, true])
+    func againstBruteForce(stored: Bool) throws {
         let path = IndexFixtures.temporaryDirectory().appendingPathComponent("fc.searchindex").path
         let writer = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
         var generator = SeededGenerator(seed: 2026)
@@ -118,7 +127,10 @@ struct FacetColumnTests {
         for key in 1...900 { entries[key] = try randomEntry() }
         var token: Int64 = 1
         try writer.apply(IndexBatch(upserts: entries.map { Self.item($0.key, $0.value) }, checkpoint: IndexFixtures.checkpoint(token)))
+        // Stored as an export's end or an idle writer stores them.
+        if stored { #expect(try writer.maintain(budget: 10)) }
         let reader = try SearchIndex(path: path, mode: .readOnly)
+        var storedReads = 0
 
         var paths: [Path: Int] = [:]
         for step in 0..<90 {
@@ -126,11 +138,12 @@ struct FacetColumnTests {
                 // A write: values changed (the column of the snapshot before would count the old ones), items gone
                 // (gaps in the ids) and new ones.
                 var upserts: [IndexedItem] = [], deletes: [String] = []
-                for key in entries.keys.sorted() where Int.random(in: 0..<6, using: &generator) == 0 {
+                // Over a stored column, fewer: past an eighth of the items changed, a reader reads the value indexes instead.
+                for key in entries.keys.sorted() where Int.random(in: 0..<(stored ? 40 : 6), using: &generator) == 0 {
                     entries[key]?.values = Self.values(&generator)
                     if let entry = entries[key] { upserts.append(Self.item(key, entry)) }
                 }
-                for key in entries.keys.sorted() where Int.random(in: 0..<20, using: &generator) == 0 {
+                for key in entries.keys.sorted() where Int.random(in: 0..<(stored ? 80 : 20), using: &generator) == 0 {
                     if let entry = entries.removeValue(forKey: key) { deletes.append(Self.item(key, entry).uri) }
                 }
                 let next = (entries.keys.max() ?? 0) + 1
@@ -140,6 +153,8 @@ struct FacetColumnTests {
                 }
                 token += 1
                 try writer.apply(IndexBatch(upserts: upserts, deletes: deletes, checkpoint: IndexFixtures.checkpoint(token)))
+                // Every other write, the columns are stored again; between, readers read the changed items over them.
+                if stored && step % 30 == 29 { try writer.write { db in try FacetColumn.store(nil, db: db) } }
             }
             // The writing index's searches run on its reader connections: a connection each, keeping its own.
             let index = step % 3 == 0 ? writer : reader
@@ -171,7 +186,7 @@ struct FacetColumnTests {
             request.countsTotal = true
             let label = "step \(step): \(request.query ?? "a box") \(request.entities) \(request.filter ?? "")"
             // Counted with each facet's path known, then by the search itself (which may take another path).
-            let recorded = try Self.recordedFacets(index, request)
+            let recorded = try Self.recordedFacets(index, request, storedReads: &storedReads)
             #expect(recorded.total == matching.count, "\(label)")
             for (attribute, (facet, path)) in zip(Self.attributes, recorded.facets) {
                 paths[path, default: 0] += 1
@@ -188,6 +203,8 @@ struct FacetColumnTests {
         }
         // Every path but the stop midway (which `stopsMidway` makes sure of) ran, several times.
         for path in [Path.lookedUp, .readFirst, .kept] { #expect(paths[path, default: 0] >= 3, "\(path): \(paths)") }
+        // Stored columns were read, and only when stored.
+        #expect(stored ? storedReads >= 10 : storedReads == 0, "\(storedReads) stored reads")
     }
 
     @Test("a filtered facet looks matches up until the column would have paid, reads it and counts the rest from it",

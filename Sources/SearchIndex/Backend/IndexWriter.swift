@@ -104,12 +104,24 @@ extension SearchIndex: IndexWriter {
     /// batch (12 ms a 250-object page where a 1,000-object one took 40–50 ms; `searchbench storm`).
     public var catchUpPageSize: Int { 250 }
 
-    /// Lists stale term leaders again (the one-word answer lists), those held by the fewest rows first, for about
-    /// `budget` seconds; true when it listed any.
+    /// Stores the facet columns due (``FacetColumn``: none stored, or many items changed since), then lists stale
+    /// term leaders again (the one-word answer lists), those held by the fewest rows first, for about `budget`
+    /// seconds; true when it did any.
     @discardableResult
     public func maintain(budget: TimeInterval) throws(SearchIndexError) -> Bool {
-        guard try read({ db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM leader_terms WHERE stale = 1)") ?? false }) else { return false }
-        return try write { db in try TermLeaders.refreshStale(db, budget: budget) > 0 }
+        let (columnsDue, listsStale) = try read { db in
+            (try !FacetColumn.dueColumns(db).isEmpty,
+             try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM leader_terms WHERE stale = 1)") ?? false)
+        }
+        guard columnsDue || listsStale else { return false }
+        return try write { db in
+            let start = DispatchTime.now().uptimeNanoseconds
+            let stored = columnsDue ? try FacetColumn.storeDue(db, budget: budget) : 0
+            let left = budget - Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            // Lists wait for the next turn once the columns took the budget.
+            let listed = listsStale && (stored == 0 || left > 0) ? try TermLeaders.refreshStale(db, budget: max(0, left)) : 0
+            return stored + listed > 0
+        }
     }
 
     /// Removes every item of a store and its checkpoint, in transactions of 10,000 items.

@@ -30,12 +30,12 @@ struct FacetColumn: Sendable {
     let values: [Value]
     /// For each item id, 1 + its value's position in `values`; 0 for none; ``several`` for an item holding
     /// more than one, whose values are in `more`.
-    private let ordinals: [UInt32]
+    let ordinals: [UInt32]
     /// The values of the items holding more than one, each once.
-    private let more: [Int64: [UInt32]]
+    let more: [Int64: [UInt32]]
 
     /// The marker of an item holding several values.
-    private static let several = UInt32.max
+    static let several = UInt32.max
 
     /// The largest item id a column is read for: its array (4 bytes an id) stays within the kept items' budget.
     static let mostItemIDs = Int64(2 * FilterItemSets.mostKeptIDs)
@@ -96,7 +96,7 @@ struct FacetColumn: Sendable {
         return FacetColumn(values: values, ordinals: ordinals, more: more)
     }
 
-    private init(values: [Value], ordinals: [UInt32], more: [Int64: [UInt32]]) {
+    init(values: [Value], ordinals: [UInt32], more: [Int64: [UInt32]]) {
         self.values = values
         self.ordinals = ordinals
         self.more = more

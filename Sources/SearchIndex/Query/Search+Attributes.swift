@@ -205,7 +205,8 @@ extension Search {
     private func facetColumnAccess(_ name: String) throws -> FacetColumnAccess? {
         guard itemSets != nil, let maxID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM items")),
               maxID <= FacetColumn.mostItemIDs else { return nil }
-        return FacetColumnAccess(name: name, version: try FilterItemSets.Version(db), maxID: maxID)
+        return FacetColumnAccess(name: name, version: try FilterItemSets.Version(db), maxID: maxID,
+                                 storedRows: try FacetColumn.storedReadCost(name, maxID: maxID, db: db))
     }
 
     /// A facet column's place among what a connection keeps, for the snapshot searched.
@@ -214,6 +215,11 @@ extension Search {
         var version: FilterItemSets.Version
         /// The largest item id of the snapshot: the column's size, and what reading it is priced at.
         var maxID: Int64
+        /// What reading the stored column costs, in ids read from the value indexes; nil when none can be read.
+        var storedRows: Int?
+
+        /// What reading the column costs, in ids read from the value indexes (``FilterItemSets/readCost``).
+        var readRows: Int { storedRows ?? Int(maxID) + 1 }
 
         /// Its key among the connection's kept sets (which never begin with `facet column `).
         var key: String { "facet column \(name)" }
@@ -222,7 +228,7 @@ extension Search {
     /// How many more matches this connection may look up before its lookups would have paid for reading the
     /// column (one row an item id, the array it fills included).
     private func lookupsLeft(_ access: FacetColumnAccess) -> Int {
-        itemSets?.lookupsLeft(beforeReading: Int(access.maxID) + 1, on: access.key, db: db, version: access.version) ?? Int.max
+        itemSets?.lookupsLeft(beforeReading: access.readRows, on: access.key, db: db, version: access.version) ?? Int.max
     }
 
     /// The column this connection kept for the attribute at this snapshot, if any.
@@ -246,8 +252,14 @@ extension Search {
     /// (values of many bytes, many items holding several) serves this search, and the connection looks up
     /// that attribute's values from then on, until the index changes, rather than read it again and again.
     private mutating func readFacetColumn(_ access: FacetColumnAccess) throws -> FacetColumn? {
-        for sql in FacetColumn.statements { record(sql, [access.name]) }
-        guard let column = try FacetColumn.read(access.name, maxID: access.maxID, db: db) else { return nil }
+        var stored: FacetColumn?
+        if access.storedRows != nil {
+            for sql in FacetColumn.storedStatements { record(sql, [access.name]) }
+            stored = try FacetColumn.readStored(access.name, maxID: access.maxID, db: db)
+        }
+        // None stored, or a damaged one: from the value indexes.
+        if stored == nil { for sql in FacetColumn.statements { record(sql, [access.name]) } }
+        guard let column = try stored ?? FacetColumn.read(access.name, maxID: access.maxID, db: db) else { return nil }
         if itemSets?.keep(column, for: access.key, db: db, version: access.version) == false {
             itemSets?.keepsMore(than: FilterItemSets.mostIDsPerSet, key: access.key, db: db, version: access.version)
         }

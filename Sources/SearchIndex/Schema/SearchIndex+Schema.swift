@@ -214,6 +214,11 @@ extension SearchIndex {
                 CREATE INDEX deferred_dependents_by_store ON deferred_dependents (store_id);
                 """)
         }
+        migrator.registerMigration("v21") { db in
+            // Facet columns stored by the writer (see `FacetColumn+Stored`): an index migrated has none until its
+            // writer is next idle, or its next export ends; facets read the value indexes meanwhile.
+            try db.execute(sql: FacetColumn.storageSchema)
+        }
         return migrator
     }
 
@@ -228,7 +233,7 @@ extension SearchIndex {
     package static let attributeItemIndex = "CREATE INDEX item_attributes_by_item ON item_attributes (item_id, name, kind, number, text);"
 
     /// The newest schema version this build writes.
-    static let schemaVersion = 20
+    static let schemaVersion = 21
 
     /// Writes every item's term vector from its stored texts, tokenized as FTS5 tokenized them (schema 14).
     ///

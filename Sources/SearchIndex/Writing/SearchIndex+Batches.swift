@@ -53,6 +53,9 @@ extension SearchIndex {
         let storeID = try saveCheckpoint(checkpoint, db: db)
         var result = BatchResult(inserted: 0, updated: 0, deleted: 0)
         let deleted = Set(batch.deletes)
+        // An export's pages rewrite the store's items: the stored facet columns go rather than note each item,
+        // and the export's end stores them again (readers read the value indexes meanwhile).
+        if exportState != nil || batch.checkpoint.exportState != nil { try FacetColumn.dropStored(db) }
         // Looking statements up by their SQL text for every item cost more than hashing is worth.
         let statements = try UpsertStatements(db)
         for uri in batch.deletes where try delete(uri: uri, removals: statements.removals, db: db) { result.deleted += 1 }
@@ -137,6 +140,8 @@ extension SearchIndex {
         let removeText, removePlace, removeAttributes, removeItem, removeItemTexts: Statement
         /// The connection tokenizer's offers, which also keep the typo term table's replacement stage.
         let tokenOffers: UnsafeMutableRawPointer?
+        /// Notes an item whose attributes changed, for the stored facet columns; nil when none is stored.
+        let noteChange: Statement?
 
         init(_ db: Database) throws {
             tokenOffers = searchlight_token_offers(db.sqliteConnection)
@@ -146,6 +151,14 @@ extension SearchIndex {
             removeAttributes = try db.cachedStatement(sql: "DELETE FROM item_attributes WHERE item_id = ?")
             removeItem = try db.cachedStatement(sql: "DELETE FROM items WHERE id = ?")
             removeItemTexts = try db.cachedStatement(sql: "DELETE FROM item_texts WHERE id = ?")
+            noteChange = try FacetColumn.changeNote(db)
+        }
+
+        /// Notes that item `id`'s attributes were written or removed: a reader of a stored facet column reads
+        /// them from `item_attributes` instead.
+        func noteAttributesChanged(_ id: Int64, db: Database) throws {
+            guard let noteChange else { return }
+            try remove(noteChange, id: id, db: db)
         }
 
         /// Takes an item's old text out of FTS5: row `(id, display_name, title, text, keywords, …)`.
@@ -180,6 +193,7 @@ extension SearchIndex {
             defer { endReplacement() }
             try removeText(old, db: db)
             for statement in [removeItem, removeItemTexts, removePlace, removeAttributes] { try remove(statement, id: id, db: db) }
+            try noteAttributesChanged(id, db: db)
         }
     }
 }

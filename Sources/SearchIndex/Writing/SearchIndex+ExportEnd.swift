@@ -3,7 +3,8 @@ import GRDB
 extension SearchIndex {
     /// Ends a first export or a rebuild whose items are committed: commits `checkpoint` (the export's end)
     /// with what is made from every item at once, in one transaction: the typo dictionary refilled from the
-    /// vocabulary, the leader lists listed anew (``TermLeaders``).
+    /// vocabulary, the leader lists listed anew (``TermLeaders``), the facet columns stored
+    /// (``FacetColumn/store(_:db:stops:)``).
     ///
     /// A transaction of its own, after the items': a reader's connection then sees them, and makes half the
     /// lists beside the writer (``TermLeaders/refresh(_:sharingWith:minimumDocuments:registeringDocuments:depths:)``).
@@ -23,6 +24,8 @@ extension SearchIndex {
             } else {
                 try TermLeaders.refresh(db, listingPrefixes: false, refillingDictionary: true)
             }
+            // The export's pages dropped the stored facet columns: every attribute's is stored anew.
+            try FacetColumn.store(nil, db: db)
         }
     }
 }

@@ -25,6 +25,7 @@ extension SearchIndex {
                 INSERT INTO items_fts (items_fts) VALUES ('delete-all');
                 DELETE FROM items; DELETE FROM item_texts; DELETE FROM items_geo; DELETE FROM rebuild_marks; DELETE FROM item_attributes;
                 DELETE FROM item_terms; DELETE FROM term_windows; DELETE FROM shown_values; DELETE FROM deferred_dependents;
+                DELETE FROM facet_columns; DELETE FROM facet_column_changes;
                 DELETE FROM stores WHERE id = \(storeID);
                 """)
             try TermLeaders.forgetAll(db)

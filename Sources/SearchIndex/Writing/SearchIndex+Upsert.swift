@@ -138,6 +138,9 @@ extension SearchIndex {
                 try step(statements.insertAttribute, db: db)
             }
         }
+        // A new item without attributes holds nothing a stored column could say otherwise (its id, if reused,
+        // was noted when its old item went).
+        if writesAttributes && (!isNew || !item.attributes.isEmpty) { try statements.removals.noteAttributesChanged(id, db: db) }
         if writesText {
             let fts = statements.insertText
             let handle = fts.sqliteStatement
