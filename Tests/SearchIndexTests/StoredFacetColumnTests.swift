@@ -63,6 +63,39 @@ struct StoredFacetColumnTests {
         #expect(try !index.maintain(budget: 10))
     }
 
+    @Test("folded again and again while dates change at every save: the counts stay those of the items, the values those held")
+    func folding() throws {
+        let path = IndexFixtures.temporaryDirectory().appendingPathComponent("folding.searchindex").path
+        let index = try SearchIndex(path: path, mode: .readWrite(permissions: nil))
+        func item(_ key: Int, _ day: Int) -> IndexedItem {
+            IndexedItem(uri: "x-coredata://STORE-A/Place/p\(key)", entity: "Place", displayName: "harbor",
+                        attributes: ["day": [.number(Double(day))], "tag": [.string(key % 2 == 0 ? "even" : "odd")]])
+        }
+        var days = Dictionary(uniqueKeysWithValues: (1...300).map { ($0, $0) })
+        try index.apply(IndexBatch(upserts: days.map { item($0.key, $0.value) }, checkpoint: IndexFixtures.checkpoint(1)))
+        #expect(try index.maintain(budget: 10))
+        var generator = SeededGenerator(seed: 7)
+        for round in 0..<40 {
+            var upserts: [IndexedItem] = []
+            for _ in 0..<30 {
+                let key = Int.random(in: 1...300, using: &generator)
+                days[key] = 1_000 + 100 * round + upserts.count
+                upserts.append(item(key, days[key] ?? 0))
+            }
+            try index.apply(IndexBatch(upserts: upserts, checkpoint: IndexFixtures.checkpoint(Int64(round + 2))))
+            // Folded as an idle writer folds them (the threshold aside).
+            try index.write { db in try FacetColumn.store(["day", "tag"], db: db) }
+            #expect(try Self.rows(index, "SELECT count(*) FROM facet_column_changes") == 0)
+            var expected: [String: Int] = [:]
+            for day in days.values { expected[String(day), default: 0] += 1 }
+            #expect(try Self.counts(index, "harbor", "day") == expected, "round \(round)")
+            #expect(try Self.counts(index, "harbor") == ["even": 150, "odd": 150])
+        }
+        // The values no item holds went once they were half of them.
+        let values = try index.read { db in try FacetColumn.readStored("day", maxID: 300, db: db)?.values.count }
+        #expect(values.map { $0 <= 2 * Set(days.values).count + 64 } == true, "\(values ?? -1) values")
+    }
+
     @Test("an item id used again by an item without attributes does not count the gone item's value")
     func reusedID() throws {
         let path = IndexFixtures.temporaryDirectory().appendingPathComponent("reused.searchindex").path
