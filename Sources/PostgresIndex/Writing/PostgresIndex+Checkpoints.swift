@@ -52,6 +52,9 @@ extension PostgresIndex {
             """, as: Int64.self) ?? 0
         // The database's own version: a reader of an older schema says so.
         let version = try await value("SELECT max(version) FROM searchlight_schema", as: Int.self) ?? 0
+        // Checkpoints before walks (separate statements, not one snapshot): a batch committed in between shows a
+        // lag with its walk, or its walk with the lag before, never the token without the walk it started.
+        let checkpoints = try await checkpoints()
         // Walks have a table from migration 4 on; a reader of an older database has none to count.
         var walks: [String: Int] = [:]
         if version >= 4 {
@@ -61,7 +64,7 @@ extension PostgresIndex {
             }
         }
         return IndexStatistics(itemsPerEntity: perEntity, locatedItems: Int(located), sizeInBytes: size,
-                               schemaVersion: version, checkpoints: try await checkpoints(), deferredDependents: walks)
+                               schemaVersion: version, checkpoints: checkpoints, deferredDependents: walks)
     }
 
     /// Every entity a request's entity filter may name: those with items, and their ancestors.

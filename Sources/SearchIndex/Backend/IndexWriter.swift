@@ -104,7 +104,7 @@ extension SearchIndex: IndexWriter {
     /// batch (12 ms a 250-object page where a 1,000-object one took 40–50 ms; `searchbench storm`).
     public var catchUpPageSize: Int { 250 }
 
-    /// Stores the facet columns due (``FacetColumn``: none stored, or many items changed since), then lists stale
+    /// Stores a facet column due (``FacetColumn``: none stored, or many items changed since), then lists stale
     /// term leaders again (the one-word answer lists), those held by the fewest rows first, for about `budget`
     /// seconds; true when it did any.
     @discardableResult
@@ -116,7 +116,7 @@ extension SearchIndex: IndexWriter {
         guard columnsDue || listsStale else { return false }
         return try write { db in
             let start = DispatchTime.now().uptimeNanoseconds
-            let stored = columnsDue ? try FacetColumn.storeDue(db, budget: budget) : 0
+            let stored = columnsDue ? try FacetColumn.storeDue(db) : 0
             let left = budget - Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             // Lists wait for the next turn once the columns took the budget.
             let listed = listsStale && (stored == 0 || left > 0) ? try TermLeaders.refreshStale(db, budget: max(0, left)) : 0

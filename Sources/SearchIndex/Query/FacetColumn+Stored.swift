@@ -12,12 +12,13 @@ import GRDBSQLite
 /// noted (`facet_column_changes`, in order), and a reader reads their values from `item_attributes` over the
 /// stored column. An export's pages drop the columns rather than note every item they write.
 extension FacetColumn {
-    /// The tables, created by schema 21. A column's `covers` is the last change folded into it; its body is
-    /// NULL for an attribute too large to keep (its facets read the value indexes, as before). Changes are
-    /// numbered with AUTOINCREMENT: once the changes a column covers are deleted, a reused number would be
-    /// taken for one it covers.
+    /// The tables, created by schema 21. A column's `covers` is the last change folded into it, `folds` how many
+    /// times changes were folded in since it was read from the value indexes; its body is NULL for an attribute
+    /// too large to keep (its facets read the value indexes, as before). Changes are numbered with
+    /// AUTOINCREMENT: once the changes a column covers are deleted, a reused number would be taken for one it
+    /// covers.
     static let storageSchema = """
-        CREATE TABLE facet_columns (name TEXT PRIMARY KEY, max_id INTEGER NOT NULL, covers INTEGER NOT NULL, body BLOB);  -- max_id: the largest item id then
+        CREATE TABLE facet_columns (name TEXT PRIMARY KEY, covers INTEGER NOT NULL, folds INTEGER NOT NULL, body BLOB);
         CREATE TABLE facet_column_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, item_id INTEGER NOT NULL);
         """
 
@@ -36,7 +37,10 @@ extension FacetColumn {
     /// The stored column of attribute `name`, brought to the snapshot read (`maxID`: its largest item id) with
     /// the items changed since it was stored. Nil when none is stored, it was too large to keep, its body is
     /// damaged, or more items changed since than ``mostChanges(maxID:)`` (reading the value indexes costs less).
-    static func readStored(_ name: String, maxID: Int64, db: Database) throws -> FacetColumn? {
+    /// `matching`: a changed item's values are found among the stored ones (the writer folding changes in, which
+    /// would otherwise add the same value again at each fold); a reader appends them, and ``Facet`` adds up
+    /// values that read alike.
+    static func readStored(_ name: String, maxID: Int64, matching: Bool = false, db: Database) throws -> FacetColumn? {
         guard maxID >= 0, maxID <= mostItemIDs else { return nil }
         let statement = try db.cachedStatement(sql: storedStatements[0])
         try statement.setArguments([name])
@@ -47,7 +51,7 @@ extension FacetColumn {
         let body = UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1)))
         guard let decoded = decode(body, count: Int(maxID) + 1) else { return nil }
         guard let changed = try changes(after: covers, atMost: mostChanges(maxID: maxID), db: db) else { return nil }
-        return try decoded.applying(changed, name: name, maxID: maxID, db: db)
+        return try decoded.applying(changed, name: name, maxID: maxID, matching: matching, db: db)
     }
 
     /// What reading attribute `name`'s stored column costs, in ids read from the value indexes
@@ -85,11 +89,12 @@ extension FacetColumn {
     }
 
     /// This column with the values `items` hold now in `item_attributes`: the stored column's for every other item.
-    private func applying(_ items: [Int64], name: String, maxID: Int64, db: Database) throws -> FacetColumn {
+    private func applying(_ items: [Int64], name: String, maxID: Int64, matching: Bool, db: Database) throws -> FacetColumn {
         guard !items.isEmpty else { return self }
         var values = values, ordinals = ordinals, more = more
-        // Values as the index compares them (texts byte for byte, 0 and -0 as one number), to find a changed
-        // item's value among the stored ones.
+        // Values as the index compares them (texts byte for byte, 0 and -0 as one number): the changed items'
+        // values, each once, and when matching the stored ones (a dictionary of every value: a date per item
+        // makes it as large as the column, too slow for a reader).
         struct Key: Hashable {
             var kind: Int64, number: UInt64?, text: [UInt8]?
             init(_ value: Value) {
@@ -99,9 +104,10 @@ extension FacetColumn {
             }
         }
         var known: [Key: UInt32] = [:]
-        for (offset, value) in values.enumerated() { known[Key(value)] = UInt32(offset + 1) }
+        if matching { for (offset, value) in values.enumerated() { known[Key(value)] = UInt32(offset + 1) } }
         let statement = try db.cachedStatement(sql: Self.storedStatements[2])
         let handle = statement.sqliteStatement
+        defer { sqlite3_reset(handle) }
         for item in items where item >= 0 && item <= maxID {
             let index = Int(item)
             ordinals[index] = 0
@@ -109,6 +115,8 @@ extension FacetColumn {
             try statement.setArguments([item, name])
             var held: [UInt32] = []
             while try SQLiteCall.step(handle, db: db) {
+                // A row of neither (a damaged file's) is no value, as the value indexes' reads skip it.
+                if sqlite3_column_type(handle, 1) == SQLITE_NULL && sqlite3_column_type(handle, 2) == SQLITE_NULL { continue }
                 let kind = sqlite3_column_int64(handle, 0)
                 let text = sqlite3_column_type(handle, 2) == SQLITE_NULL ? nil
                     : String(decoding: UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 2), count: Int(sqlite3_column_bytes(handle, 2))), as: UTF8.self)
@@ -196,9 +204,9 @@ extension FacetColumn {
             guard let value = LEB128.read(body, at: &offset), value <= limit else { return nil }
             return Int(value)
         }
-        guard let valueCount = varint(atMost: UInt64(body.count)) else { return nil }
+        // At most the values a column kept within a reader's budget holds: a hostile count allocates nothing.
+        guard let valueCount = varint(atMost: UInt64(8 * FilterItemSets.mostKeptIDs / MemoryLayout<Value>.stride)) else { return nil }
         var values: [Value] = []
-        values.reserveCapacity(valueCount)
         for _ in 0..<valueCount {
             guard let zigzag = LEB128.read(body, at: &offset), offset < body.count else { return nil }
             let kind = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
@@ -216,6 +224,8 @@ extension FacetColumn {
                 var bits: UInt64 = 0
                 for byte in 0..<8 { bits |= UInt64(body[offset + byte]) << (8 * UInt64(byte)) }
                 offset += 8
+                // The writer keeps finite numbers only: a NaN would reach a date's formatting.
+                guard Double(bitPattern: bits).isFinite else { return nil }
                 values.append(Value(kind: kind, number: Double(bitPattern: bits), text: nil))
             default:
                 return nil
@@ -237,12 +247,16 @@ extension FacetColumn {
             guard let item = varint(atMost: UInt64(Int64.max)), let heldCount = varint(atMost: UInt64(body.count - offset)) else { return nil }
             var held: [UInt32] = []
             for _ in 0..<heldCount {
-                guard let ordinal = varint(atMost: UInt64(last)), ordinal > 0 else { return nil }
+                guard let ordinal = varint(atMost: UInt64(last)), ordinal > 0, !held.contains(UInt32(ordinal)) else { return nil }
                 held.append(UInt32(ordinal))
             }
+            // As the writer keeps them: two values or more, each once, of an item marked as holding several.
+            guard held.count >= 2, more[Int64(item)] == nil, item >= count || ordinals[item] == several else { return nil }
             if item < count { more[Int64(item)] = held }
         }
         guard offset == body.count else { return nil }
+        // An item marked as holding several has them listed.
+        guard ordinals.indices.allSatisfy({ ordinals[$0] != several || more[Int64($0)] != nil }) else { return nil }
         return FacetColumn(values: values, ordinals: ordinals, more: more)
     }
 
@@ -286,7 +300,11 @@ extension FacetColumn {
         func changes(after covered: Int64) throws -> Int { try Int.fetchOne(counting, arguments: [covered, threshold + 1]) ?? 0 }
         // A follower asks after each catch-up: one count, after the oldest column, answers for every stored one.
         let manyChanges = try covers.values.min().map { try changes(after: $0) > threshold } ?? false
-        return try attributeNames(db).filter { name in
+        let names = try attributeNames(db)
+        // A column of an attribute no item holds any longer is due too: storing drops it, else its old `covers`
+        // would keep every later change.
+        let gone = Set(covers.keys).subtracting(names).sorted()
+        return try gone + names.filter { name in
             guard let covered = covers[name] else { return true }
             return try manyChanges && changes(after: covered) > threshold
         }
@@ -296,43 +314,52 @@ extension FacetColumn {
     /// every reader of the column, against 0.15 µs an item to store it (0.15 s for 939,632 places).
     static func storingThreshold(maxID: Int64) -> Int { max(1_024, Int(maxID / 256)) }
 
-    /// Stores the columns of `names` (every attribute when nil, those of no items dropped) as the index is now,
-    /// folding in every change noted so far, until `stops` says so before one; forgets the changes every stored
-    /// column covers. Returns how many it stored.
+    /// Stores the columns of `names` (every attribute when nil) as the index is now, folding in every change noted
+    /// so far, until `stops` says so before one; drops the columns of attributes no item holds, and forgets the
+    /// changes every stored column covers. Returns how many it stored or dropped.
     @discardableResult
     static func store(_ names: [String]?, db: Database, stops: () -> Bool = { false }) throws -> Int {
-        guard let maxID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM items")) else {
+        // No items, or more than a column is read for: no column, and so no change noted.
+        guard let maxID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM items")), maxID <= mostItemIDs else {
             try db.execute(sql: "DELETE FROM facet_columns; DELETE FROM facet_column_changes")
             return 0
         }
         let covers = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(seq) FROM facet_column_changes")) ?? 0
-        let all = try names == nil ? attributeNames(db) : []
-        if names == nil {
-            let present = Set(all)
-            for stale in try String.fetchAll(db, sql: "SELECT name FROM facet_columns") where !present.contains(stale) {
-                try db.execute(sql: "DELETE FROM facet_columns WHERE name = ?", arguments: [stale])
-            }
-        }
-        let save = try db.cachedStatement(sql: "INSERT OR REPLACE INTO facet_columns (name, max_id, covers, body) VALUES (?, ?, ?, ?)")
+        let present = try attributeNames(db)
+        let presentSet = Set(present)
         var stored = 0
+        for gone in try String.fetchAll(db, sql: "SELECT name FROM facet_columns") where !presentSet.contains(gone) {
+            try db.execute(sql: "DELETE FROM facet_columns WHERE name = ?", arguments: [gone])
+            stored += 1
+        }
+        let folds = try db.cachedStatement(sql: "SELECT folds FROM facet_columns WHERE name = ?")
+        let save = try db.cachedStatement(sql: "INSERT OR REPLACE INTO facet_columns (name, covers, folds, body) VALUES (?, ?, ?, ?)")
+        let handle = save.sqliteStatement
+        // The last body stays bound to the cached statement otherwise (megabytes).
+        defer { sqlite3_clear_bindings(handle) }
         // Through the page cache: the value indexes' pages, mapped, would stay in the writer's resident memory
         // (a first export of the full Corpus peaked at 405 MiB instead of 184).
         try TermLeaders.withoutMemoryMap(db) {
-            for name in names ?? all {
+            for name in (names ?? present) where presentSet.contains(name) {
                 if stored > 0 && stops() { break }
                 // While idle, the stored column with the changes since folded in, as a reader reads it: a few
                 // milliseconds where reading the value indexes took 7 (34,258 items) to 150 (939,632), which a
-                // save arriving meanwhile waited for (storm p99 95 → 112–130 ms). Otherwise, or when it cannot be
-                // read, from the value indexes. Too large to keep in a reader's budget: stored as such, so that
-                // it is not read again each time.
-                let folded = try names == nil ? nil : readStored(name, maxID: maxID, db: db)?.compacted()
-                let column = try (folded ?? read(name, maxID: maxID, db: db)).flatMap { $0.keptSize <= FilterItemSets.mostKeptIDs ? $0 : nil }
-                let handle = save.sqliteStatement
+                // save arriving meanwhile waited for (storm p99 95 → 112–130 ms). Read whole from the value
+                // indexes otherwise, when it cannot be read, and every ``mostFolds`` folds (what a fold would
+                // carry on from a damaged column or a change not noted does not last).
+                let folded = try names == nil ? 0 : (Int.fetchOne(folds, arguments: [name]) ?? mostFolds)
+                let column: FacetColumn?, foldsNow: Int
+                if folded < mostFolds, let fold = try readStored(name, maxID: maxID, matching: true, db: db) {
+                    (column, foldsNow) = (fold.compacted(), folded + 1)
+                } else {
+                    (column, foldsNow) = (try read(name, maxID: maxID, db: db), 0)
+                }
                 sqlite3_reset(handle)
                 SQLiteCall.bindText(handle, 1, name)
-                sqlite3_bind_int64(handle, 2, maxID)
-                sqlite3_bind_int64(handle, 3, covers)
-                if let column { SQLiteCall.bindBlob(handle, 4, column.body) } else { sqlite3_bind_null(handle, 4) }
+                sqlite3_bind_int64(handle, 2, covers)
+                sqlite3_bind_int64(handle, 3, Int64(foldsNow))
+                // Too large to keep in a reader's budget: stored as such, so that it is not read again each time.
+                if let column, column.keptSize <= FilterItemSets.mostKeptIDs { SQLiteCall.bindBlob(handle, 4, column.body) } else { sqlite3_bind_null(handle, 4) }
                 _ = try SQLiteCall.step(handle, db: db)
                 stored += 1
             }
@@ -341,11 +368,17 @@ extension FacetColumn {
         return stored
     }
 
-    /// Stores the columns due (``dueColumns(_:)``) for about `budget` seconds, at least one; returns how many it stored.
-    static func storeDue(_ db: Database, budget: TimeInterval) throws -> Int {
+    /// The folds after which a column is read whole from the value indexes again.
+    static let mostFolds = 16
+
+    /// Stores the first column due (``dueColumns(_:)``), or drops a gone one; returns how many it stored or dropped.
+    ///
+    /// One a turn: a follower under a stream of saves is idle a few milliseconds at a time, and a save arriving
+    /// meanwhile waits for what it does. Folding all five of the small Corpus's columns at once (10–35 ms every
+    /// 1,024 changes) took the storm's p99 from 90 to 108–161 ms.
+    static func storeDue(_ db: Database) throws -> Int {
         let due = try dueColumns(db)
         guard !due.isEmpty else { return 0 }
-        let start = DispatchTime.now().uptimeNanoseconds
-        return try store(due, db: db) { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 > budget }
+        return try store(due, db: db) { true }
     }
 }

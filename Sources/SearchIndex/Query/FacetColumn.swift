@@ -26,7 +26,8 @@ struct FacetColumn: Sendable {
         }
     }
 
-    /// The distinct values, in index order (numbers, then text).
+    /// The values: distinct and in index order (numbers, then text) when read from the value indexes; a stored
+    /// column read with the items changed since may hold one twice (``Facet`` adds up values that read alike).
     let values: [Value]
     /// For each item id, 1 + its value's position in `values`; 0 for none; ``several`` for an item holding
     /// more than one, whose values are in `more`.

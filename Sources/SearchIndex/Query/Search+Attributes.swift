@@ -107,7 +107,7 @@ extension Search {
         // Where the matches left to count from the column start (all of them: nil).
         var rest: Int64?
         var column = access.flatMap(keptFacetColumn)
-        if column == nil, let access {
+        if column == nil, let access = try access.map(priced) {
             let budget = lookupsLeft(access)
             if try matchesExceed(budget) {
                 // Reading the column first costs less than looking the matches up (`Europa` with its expansions,
@@ -205,8 +205,15 @@ extension Search {
     private func facetColumnAccess(_ name: String) throws -> FacetColumnAccess? {
         guard itemSets != nil, let maxID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM items")),
               maxID <= FacetColumn.mostItemIDs else { return nil }
-        return FacetColumnAccess(name: name, version: try FilterItemSets.Version(db), maxID: maxID,
-                                 storedRows: try FacetColumn.storedReadCost(name, maxID: maxID, db: db))
+        return FacetColumnAccess(name: name, version: try FilterItemSets.Version(db), maxID: maxID)
+    }
+
+    /// `access` with what reading the stored column costs: asked once a search is about to decide whether to read
+    /// a column, not when one is kept (the count of changes behind it reads up to an eighth of the items' notes).
+    private func priced(_ access: FacetColumnAccess) throws -> FacetColumnAccess {
+        var access = access
+        access.storedRows = try FacetColumn.storedReadCost(access.name, maxID: access.maxID, db: db)
+        return access
     }
 
     /// A facet column's place among what a connection keeps, for the snapshot searched.
@@ -215,11 +222,15 @@ extension Search {
         var version: FilterItemSets.Version
         /// The largest item id of the snapshot: the column's size, and what reading it is priced at.
         var maxID: Int64
-        /// What reading the stored column costs, in ids read from the value indexes; nil when none can be read.
+        /// What reading the stored column costs, in ids read from the value indexes; nil when none can be read (or
+        /// it was not asked: ``priced(_:)``).
         var storedRows: Int?
 
-        /// What reading the column costs, in ids read from the value indexes (``FilterItemSets/readCost``).
-        var readRows: Int { storedRows ?? Int(maxID) + 1 }
+        /// What reading the column costs, in ids read from the value indexes (``FilterItemSets/readCost``): the
+        /// stored column's, when that is cheaper.
+        var readRows: Int { min(storedRows ?? Int.max, Int(maxID) + 1) }
+        /// Whether the stored column is read rather than the value indexes.
+        var readsStored: Bool { storedRows.map { $0 < Int(maxID) + 1 } ?? false }
 
         /// Its key among the connection's kept sets (which never begin with `facet column `).
         var key: String { "facet column \(name)" }
@@ -239,8 +250,9 @@ extension Search {
     /// The attribute's column for a facet about to look up `rows` items: the one kept, or read now when the
     /// connection's lookups, these included, would have paid for it; nil otherwise (the lookups are spent).
     private mutating func facetColumn(_ access: FacetColumnAccess?, lookingUp rows: Int) throws -> FacetColumn? {
-        guard let access, let itemSets else { return nil }
-        if let kept = keptFacetColumn(access) { return kept }
+        guard let unpriced = access, let itemSets else { return nil }
+        if let kept = keptFacetColumn(unpriced) { return kept }
+        let access = try priced(unpriced)
         if lookupsLeft(access) <= rows {
             return try readFacetColumn(access)
         }
@@ -253,8 +265,10 @@ extension Search {
     /// that attribute's values from then on, until the index changes, rather than read it again and again.
     private mutating func readFacetColumn(_ access: FacetColumnAccess) throws -> FacetColumn? {
         var stored: FacetColumn?
-        if access.storedRows != nil {
-            for sql in FacetColumn.storedStatements { record(sql, [access.name]) }
+        if access.readsStored {
+            record(FacetColumn.storedStatements[0], [access.name])
+            record(FacetColumn.storedStatements[1], [])
+            record(FacetColumn.storedStatements[2], [access.name])
             stored = try FacetColumn.readStored(access.name, maxID: access.maxID, db: db)
         }
         // None stored, or a damaged one: from the value indexes.
