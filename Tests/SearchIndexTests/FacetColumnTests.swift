@@ -156,7 +156,7 @@ struct FacetColumnTests {
                 // Every other write, the columns are stored again: read whole from the value indexes, or, as an idle
                 // writer does, the changes since folded into them. Between, readers read the changed items over them.
                 if stored && step % 30 == 29 {
-                    try writer.write { db in try FacetColumn.store(step % 60 == 59 ? try FacetColumn.attributeNames(db) : nil, db: db) }
+                    _ = try writer.write { db in try FacetColumn.store(step % 60 == 59 ? try FacetColumn.attributeNames(db) : nil, db: db) }
                 }
             }
             // The writing index's searches run on its reader connections: a connection each, keeping its own.

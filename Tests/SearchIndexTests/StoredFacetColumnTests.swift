@@ -91,7 +91,7 @@ struct StoredFacetColumnTests {
             }
             try index.apply(IndexBatch(upserts: upserts, checkpoint: IndexFixtures.checkpoint(Int64(round + 2))))
             // Folded as an idle writer folds them (the threshold aside).
-            try index.write { db in try FacetColumn.store(["day", "tag"], db: db) }
+            _ = try index.write { db in try FacetColumn.store(["day", "tag"], db: db) }
             #expect(try Self.rows(index, "SELECT count(*) FROM facet_column_changes") == 0)
             var expected: [String: Int] = [:]
             for day in days.values { expected[String(day), default: 0] += 1 }
@@ -117,7 +117,7 @@ struct StoredFacetColumnTests {
         #expect(try Self.maintained(index) > 0)
         #expect(try index.read { db in try String.fetchAll(db, sql: "SELECT name FROM facet_columns ORDER BY name") } == ["tag"])
         // Below the threshold, `tag`'s changes stay; once folded, none is left behind the gone column.
-        try index.write { db in try FacetColumn.store(["tag"], db: db) }
+        _ = try index.write { db in try FacetColumn.store(["tag"], db: db) }
         #expect(try Self.rows(index, "SELECT count(*) FROM facet_column_changes") == 0)
         #expect(try Self.counts(index, "harbor") == ["t0": 20, "t1": 20])
         #expect(try !index.maintain(budget: 10))

@@ -104,9 +104,9 @@ extension SearchIndex: IndexWriter {
     /// batch (12 ms a 250-object page where a 1,000-object one took 40–50 ms; `searchbench storm`).
     public var catchUpPageSize: Int { 250 }
 
-    /// Stores a facet column due (``FacetColumn``: none stored, or many items changed since), then lists stale
-    /// term leaders again (the one-word answer lists), those held by the fewest rows first, for about `budget`
-    /// seconds; true when it did any.
+    /// Stores a facet column due (an attribute's values as the file keeps them for facets: none stored, or many
+    /// items changed since), then lists stale term leaders again (the one-word answer lists), those held by the
+    /// fewest rows first, for about `budget` seconds; true when it did any.
     @discardableResult
     public func maintain(budget: TimeInterval) throws(SearchIndexError) -> Bool {
         let (columnsDue, listsStale) = try read { db in
