@@ -62,10 +62,20 @@ extension FacetColumn {
                                          arguments: [name]),
               let covers = Int64.fromDatabaseValue(row[0]), let bytes = Int.fromDatabaseValue(row[1]) else { return nil }
         let limit = mostChanges(maxID: maxID)
-        let changes = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM (SELECT 1 FROM facet_column_changes WHERE seq > ? LIMIT ?)"),
-                                       arguments: [covers, limit + 1]) ?? 0
+        let changes = try changeCount(after: covers, upTo: limit + 1, db: db)
         guard changes <= limit else { return nil }
         return bytes / bytesPerRead + changes * 10
+    }
+
+    /// The changes after change `covers`, counted up to `limit` (a count past it is only known to be past it).
+    static func changeCount(after covers: Int64, upTo limit: Int, db: Database) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM (SELECT 1 FROM facet_column_changes WHERE seq > ? LIMIT ?)"),
+                         arguments: [covers, limit]) ?? 0
+    }
+
+    /// Whether any column is stored: changes are noted, and an export's page drops them, only then.
+    static func hasStored(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM facet_columns)")) == true
     }
 
     /// The body's bytes decoded in the time one id is read from the value indexes.
@@ -265,13 +275,13 @@ extension FacetColumn {
     /// Notes, for the stored columns, that an item's attributes were written or removed: nil when none is stored
     /// (an export's pages, an index before its first export ends).
     static func changeNote(_ db: Database) throws -> Statement? {
-        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM facet_columns)")) == true else { return nil }
+        guard try hasStored(db) else { return nil }
         return try db.cachedStatement(sql: "INSERT INTO facet_column_changes (item_id) VALUES (?)")
     }
 
     /// Drops every stored column and change: an export's page rewrites the items of its store.
     static func dropStored(_ db: Database) throws {
-        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM facet_columns)")) == true else { return }
+        guard try hasStored(db) else { return }
         try db.execute(sql: "DELETE FROM facet_columns; DELETE FROM facet_column_changes")
     }
 
@@ -296,8 +306,7 @@ extension FacetColumn {
         var covers: [String: Int64] = [:]
         for row in stored { if let name = String.fromDatabaseValue(row[0]) { covers[name] = Int64.fromDatabaseValue(row[1]) ?? 0 } }
         let threshold = storingThreshold(maxID: maxID)
-        let counting = try db.cachedStatement(sql: "SELECT count(*) FROM (SELECT 1 FROM facet_column_changes WHERE seq > ? LIMIT ?)")
-        func changes(after covered: Int64) throws -> Int { try Int.fetchOne(counting, arguments: [covered, threshold + 1]) ?? 0 }
+        func changes(after covered: Int64) throws -> Int { try changeCount(after: covered, upTo: threshold + 1, db: db) }
         // A follower asks after each catch-up: one count, after the oldest column, answers for every stored one.
         let manyChanges = try covers.values.min().map { try changes(after: $0) > threshold } ?? false
         let names = try attributeNames(db)
